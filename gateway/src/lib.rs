@@ -1,0 +1,1 @@
+//! The wazap gateway (stateless; run several).

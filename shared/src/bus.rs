@@ -1,0 +1,164 @@
+//! The request/reply protocol between gateway and worker over NATS (DESIGN §8).
+//!
+//! Each op is a type implementing [`Rpc`]: its subject suffix, request and response types and
+//! deadline live together, so both sides agree by construction. Replies are [`Reply`] envelopes.
+
+use std::time::Duration;
+
+use async_nats::{Client, HeaderMap};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use crate::error::{ErrorCode, RpcError};
+use crate::grant::VerifiedGrant;
+use crate::subjects::Subjects;
+
+/// One request/reply op on `<prefix>.rpc.<OP>`.
+pub trait Rpc {
+    /// The op name (a constant from [`crate::subjects::op`]).
+    const OP: &'static str;
+    /// How long the caller waits for the worker.
+    const DEADLINE: Duration;
+    /// The request body.
+    type Request: Serialize + DeserializeOwned + Send + Sync;
+    /// The successful response body.
+    type Response: Serialize + DeserializeOwned + Send + Sync;
+}
+
+/// A reply envelope: `{"ok": …}` or `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply<T> {
+    /// The op succeeded.
+    Ok(T),
+    /// The op failed with a stable code.
+    Error(RpcError),
+}
+
+impl<T> From<Result<T, RpcError>> for Reply<T> {
+    fn from(r: Result<T, RpcError>) -> Self {
+        match r {
+            Ok(v) => Reply::Ok(v),
+            Err(e) => Reply::Error(e),
+        }
+    }
+}
+
+impl<T> From<Reply<T>> for Result<T, RpcError> {
+    fn from(r: Reply<T>) -> Self {
+        match r {
+            Reply::Ok(v) => Ok(v),
+            Reply::Error(e) => Err(e),
+        }
+    }
+}
+
+/// Connect to NATS without waiting for the server: the client connects and reconnects in the
+/// background, and requests fail fast (`worker_unavailable`) until it is up. One log line says
+/// when the connection is (re-)established or lost.
+pub async fn connect(url: &str, name: &str) -> Result<Client, async_nats::ConnectError> {
+    let logged_name = name.to_owned();
+    async_nats::ConnectOptions::new()
+        .name(name)
+        .retry_on_initial_connect()
+        .request_timeout(Some(Duration::from_secs(15)))
+        .event_callback(move |event| {
+            let name = logged_name.clone();
+            async move {
+                match event {
+                    async_nats::Event::Connected => {
+                        tracing::info!(client = %name, "NATS connected")
+                    }
+                    async_nats::Event::Disconnected => {
+                        tracing::warn!(client = %name, "NATS disconnected; retrying with backoff")
+                    }
+                    other => tracing::debug!(client = %name, event = %other, "NATS event"),
+                }
+            }
+        })
+        .connect(url)
+        .await
+}
+
+/// Call op `R` on the worker with an optional verified grant, waiting at most `deadline`
+/// (`R::DEADLINE` when `None`). No responders ⇒ `worker_unavailable` (fast); timeout or a
+/// disconnected client ⇒ `deadline_exceeded` / `worker_unavailable`.
+pub async fn call<R: Rpc>(
+    client: &Client,
+    subjects: &Subjects,
+    grant: Option<&VerifiedGrant>,
+    request: &R::Request,
+    deadline: Option<Duration>,
+) -> Result<R::Response, RpcError> {
+    let body = serde_json::to_vec(request)
+        .map_err(|_| RpcError::new(ErrorCode::Internal, "request could not be encoded"))?;
+    let mut headers = HeaderMap::new();
+    if let Some(g) = grant {
+        g.to_headers(&mut headers);
+    }
+    let req = async_nats::Request::new()
+        .headers(headers)
+        .payload(body.into())
+        .timeout(Some(deadline.unwrap_or(R::DEADLINE)));
+    let msg = client
+        .send_request(subjects.rpc(R::OP), req)
+        .await
+        .map_err(|e| {
+            use async_nats::RequestErrorKind as K;
+            match e.kind() {
+                K::NoResponders => {
+                    RpcError::new(ErrorCode::WorkerUnavailable, "no worker answered")
+                }
+                K::TimedOut => RpcError::new(
+                    ErrorCode::DeadlineExceeded,
+                    "the worker did not answer in time",
+                ),
+                K::MaxPayloadExceeded => {
+                    RpcError::new(ErrorCode::RequestTooLarge, "the request is too large")
+                }
+                K::InvalidSubject => RpcError::new(ErrorCode::Internal, "invalid subject"),
+                K::Other => RpcError::new(
+                    ErrorCode::WorkerUnavailable,
+                    "the message bus is unavailable",
+                ),
+            }
+        })?;
+    decode_reply::<R::Response>(&msg.payload)
+}
+
+/// Decode a reply envelope; a body that is not one is `internal`.
+pub fn decode_reply<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
+    serde_json::from_slice::<Reply<T>>(payload)
+        .map_err(|_| RpcError::new(ErrorCode::Internal, "the worker sent an unreadable reply"))?
+        .into()
+}
+
+/// Encode a reply envelope.
+pub fn encode_reply<T: Serialize>(reply: &Reply<T>) -> bytes::Bytes {
+    serde_json::to_vec(reply)
+        .unwrap_or_else(|_| {
+            br#"{"error":{"code":"internal","message":"reply could not be encoded"}}"#.to_vec()
+        })
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_envelopes_round_trip() {
+        let ok: Reply<u32> = Reply::Ok(7);
+        assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"ok":7}"#);
+        let err: Reply<u32> = Reply::Error(RpcError::new(ErrorCode::Busy, "x"));
+        let json = serde_json::to_string(&err).unwrap();
+        assert_eq!(json, r#"{"error":{"code":"busy","message":"x"}}"#);
+        assert_eq!(
+            decode_reply::<u32>(json.as_bytes()).unwrap_err().code,
+            ErrorCode::Busy
+        );
+        assert_eq!(
+            decode_reply::<u32>(b"garbage").unwrap_err().code,
+            ErrorCode::Internal
+        );
+    }
+}

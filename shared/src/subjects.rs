@@ -1,0 +1,104 @@
+//! Every NATS subject wazap uses, built in one place from the deployment's prefix.
+
+/// The op names of `<prefix>.rpc.<op>`; one per tool or route.
+pub mod op {
+    /// The worker's public signing keys (JWKS), fetched by gateways.
+    pub const JWKS: &str = "jwks";
+    /// A cheap liveness probe of the worker, used by `/readyz`.
+    pub const PING: &str = "ping";
+    /// `list_chats`.
+    pub const LIST_CHATS: &str = "list_chats";
+    /// `search_contacts`.
+    pub const SEARCH_CONTACTS: &str = "search_contacts";
+    /// `search_groups`.
+    pub const SEARCH_GROUPS: &str = "search_groups";
+    /// `read_messages`.
+    pub const READ_MESSAGES: &str = "read_messages";
+}
+
+/// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).
+pub mod sim_op {
+    /// Inject one inbound (or own, `from_me`) message through the live path.
+    pub const INJECT_MESSAGE: &str = "inject_message";
+    /// Inject a status story.
+    pub const INJECT_STORY: &str = "inject_story";
+    /// Add or update a contact.
+    pub const UPSERT_CONTACT: &str = "upsert_contact";
+    /// Add or update a group.
+    pub const UPSERT_GROUP: &str = "upsert_group";
+    /// Queue a page of older history, served when the phone is asked for it.
+    pub const HISTORY_PAGE: &str = "history_page";
+    /// Ingest a history-sync batch at once, through the batch path.
+    pub const HISTORY_SYNC: &str = "history_sync";
+    /// Set the session state.
+    pub const SET_STATE: &str = "set_state";
+}
+
+/// Subject builder for one deployment prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subjects {
+    prefix: String,
+}
+
+impl Subjects {
+    /// Subjects under `prefix` (e.g. `wazap`).
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self {
+            prefix: prefix.into(),
+        }
+    }
+
+    /// The prefix these subjects live under.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// `<prefix>.rpc.<op>`.
+    pub fn rpc(&self, op: &str) -> String {
+        format!("{}.rpc.{op}", self.prefix)
+    }
+
+    /// `<prefix>.rpc.>`: everything the worker serves.
+    pub fn rpc_all(&self) -> String {
+        format!("{}.rpc.>", self.prefix)
+    }
+
+    /// `<prefix>.sim.<op>`.
+    pub fn sim(&self, op: &str) -> String {
+        format!("{}.sim.{op}", self.prefix)
+    }
+
+    /// `<prefix>.sim.>`.
+    pub fn sim_all(&self) -> String {
+        format!("{}.sim.>", self.prefix)
+    }
+
+    /// `<prefix>.events.archive`: "the archive advanced to position P".
+    pub fn archive_events(&self) -> String {
+        format!("{}.events.archive", self.prefix)
+    }
+
+    /// The op of an rpc or sim subject under this prefix, if it is one.
+    pub fn op_of<'a>(&self, subject: &'a str, kind: &str) -> Option<&'a str> {
+        subject
+            .strip_prefix(self.prefix.as_str())?
+            .strip_prefix('.')?
+            .strip_prefix(kind)?
+            .strip_prefix('.')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_and_parses_subjects() {
+        let s = Subjects::new("t1");
+        assert_eq!(s.rpc(op::LIST_CHATS), "t1.rpc.list_chats");
+        assert_eq!(s.op_of("t1.rpc.list_chats", "rpc"), Some("list_chats"));
+        assert_eq!(s.op_of("t1.sim.set_state", "sim"), Some("set_state"));
+        assert_eq!(s.op_of("t2.rpc.list_chats", "rpc"), None);
+        assert_eq!(s.op_of("t1x.rpc.list_chats", "rpc"), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! Wire types: plain serde structs, one request/response pair per RPC, with JSON Schemas.
+//!
+//! Read-tool requests double as the MCP tools' input types, so their field docs are the
+//! agent-facing API; responses double as the tools' structured output.
+
+pub mod grants;
+pub mod message;
+pub mod read;
+pub mod sim;
+pub mod system;
+
+pub use message::*;

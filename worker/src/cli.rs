@@ -1,0 +1,1 @@
+//! The `wazap-worker` command line: serve, migrate, and connection management.

@@ -1,0 +1,99 @@
+//! The worker's configuration, read once from the environment (DESIGN §2).
+
+use wazap_shared::config::{self, ConfigError, Source};
+
+/// `WAZAP_DATABASE_URL`.
+pub const DATABASE_URL: &str = "WAZAP_DATABASE_URL";
+/// `WAZAP_CONNECTOR`.
+pub const CONNECTOR: &str = "WAZAP_CONNECTOR";
+/// `WAZAP_OWNER_PASSWORD`.
+pub const OWNER_PASSWORD: &str = "WAZAP_OWNER_PASSWORD";
+
+/// Which WhatsApp side the worker runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectorKind {
+    /// The real WhatsApp connection.
+    Whatsapp,
+    /// A built-in sample archive that cannot send.
+    Demo,
+    /// A deterministic test peer driven over NATS `<prefix>.sim.<op>`.
+    Sim,
+}
+
+/// Everything the worker reads from the environment.
+#[derive(Clone)]
+pub struct Config {
+    /// NATS server URL(s).
+    pub nats_url: String,
+    /// Subject prefix.
+    pub nats_prefix: String,
+    /// Postgres URL.
+    pub database_url: String,
+    /// The connector.
+    pub connector: ConnectorKind,
+    /// The first owner password, if given.
+    pub owner_password: Option<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("nats_prefix", &self.nats_prefix)
+            .field("connector", &self.connector)
+            .field(
+                "owner_password",
+                &self.owner_password.as_ref().map(|_| "<set>"),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Read the configuration from `src`.
+    pub fn from_source(src: &impl Source) -> Result<Self, ConfigError> {
+        let database_url = config::string(
+            src,
+            DATABASE_URL,
+            "postgres://postgres@127.0.0.1:5432/wazap",
+        );
+        if database_url.parse::<tokio_postgres::Config>().is_err() {
+            return Err(ConfigError::new(DATABASE_URL, "expected a postgres:// URL"));
+        }
+        let connector = match config::string(src, CONNECTOR, "whatsapp").as_str() {
+            "whatsapp" => ConnectorKind::Whatsapp,
+            "demo" => ConnectorKind::Demo,
+            "sim" => ConnectorKind::Sim,
+            _ => {
+                return Err(ConfigError::new(
+                    CONNECTOR,
+                    "expected whatsapp, demo or sim",
+                ));
+            }
+        };
+        Ok(Self {
+            nats_url: config::nats_url(src)?,
+            nats_prefix: config::nats_prefix(src)?,
+            database_url,
+            connector,
+            owner_password: src.get(OWNER_PASSWORD).filter(|p| !p.is_empty()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn reads_defaults_and_rejects_bad_values() {
+        let empty: HashMap<&str, &str> = HashMap::new();
+        let c = Config::from_source(&empty).unwrap();
+        assert_eq!(c.connector, ConnectorKind::Whatsapp);
+        assert_eq!(c.nats_prefix, "wazap");
+        let bad: HashMap<&str, &str> = [(CONNECTOR, "fax")].into_iter().collect();
+        assert_eq!(Config::from_source(&bad).unwrap_err().var, CONNECTOR);
+        let bad: HashMap<&str, &str> = [(DATABASE_URL, "mysql:/x y")].into_iter().collect();
+        assert_eq!(Config::from_source(&bad).unwrap_err().var, DATABASE_URL);
+    }
+}

@@ -1,0 +1,1 @@
+//! The `demo` connector: seeds the built-in sample archive once and reports `demo`; cannot send.

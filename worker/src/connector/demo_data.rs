@@ -1,0 +1,1 @@
+//! The built-in sample archive the `demo` connector serves.

@@ -1,0 +1,1 @@
+//! The RPC edge: one module per op on `<prefix>.rpc.<op>`.

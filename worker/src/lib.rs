@@ -1,0 +1,20 @@
+//! The wazap worker: the single authority. It owns the WhatsApp connection (a [`connector`]),
+//! the Postgres archive ([`archive`]), grants and scopes ([`grants`]), and answers the gateways'
+//! requests on NATS ([`handlers`]).
+//!
+//! Layout: `server` wires everything and runs until shutdown; `handlers/<op>.rs` is one RPC each
+//! (edge) → `archive` / `grants` (domain and store). Nothing here depends on the gateway.
+
+pub mod archive;
+pub mod cli;
+pub mod config;
+pub mod connector;
+pub mod db;
+pub mod grants;
+pub mod handlers;
+pub mod server;
+pub mod state;
+pub mod viewer;
+
+pub use config::Config;
+pub use server::run;
