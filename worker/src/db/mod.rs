@@ -56,3 +56,64 @@ pub async fn migrate(pool: &Pool) -> anyhow::Result<()> {
     tx.commit().await?;
     Ok(())
 }
+
+/// Create a fresh, empty database named `name` on the server of `url` (connecting to its
+/// `postgres` database) and return the new database's URL. Tests and the benchmark use this so
+/// that runs never share state.
+pub async fn create_database(url: &str, name: &str) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+        "database names are [a-z0-9_]"
+    );
+    let mut admin: tokio_postgres::Config = url.parse()?;
+    admin.dbname("postgres");
+    let (client, conn) = admin.connect(tokio_postgres::NoTls).await?;
+    let task = tokio::spawn(conn);
+    client
+        .batch_execute(&format!("create database {name}"))
+        .await?;
+    drop(client);
+    let _ = task.await;
+    Ok(with_dbname(url, name))
+}
+
+/// `url` with its database name replaced by `name`.
+fn with_dbname(url: &str, name: &str) -> String {
+    // postgres://user@host:port/db?params → swap the path segment.
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let path_start = base[scheme_end..]
+        .find('/')
+        .map(|i| i + scheme_end)
+        .unwrap_or(base.len());
+    let mut out = format!("{}/{name}", &base[..path_start]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swaps_the_database_name() {
+        assert_eq!(
+            with_dbname("postgres://postgres@127.0.0.1:5432/wazap", "t1"),
+            "postgres://postgres@127.0.0.1:5432/t1"
+        );
+        assert_eq!(
+            with_dbname("postgres://u@h/db?sslmode=disable", "t2"),
+            "postgres://u@h/t2?sslmode=disable"
+        );
+        assert_eq!(with_dbname("postgres://u@h", "t3"), "postgres://u@h/t3");
+    }
+}
