@@ -1,6 +1,16 @@
-//! The Postgres pool and the embedded migrations, applied at start and by `wazap-worker migrate`.
+//! The Postgres pool and the embedded migrations, applied at start (waiting for Postgres) and by
+//! `wazap-worker migrate`.
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
+use tokio_postgres::error::SqlState;
+use tokio_util::sync::CancellationToken;
+
+/// The first pause between attempts while Postgres is not up; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest pause between attempts while Postgres is not up.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Each runs once, in its own transaction, recorded in
 /// `schema_migrations`; an advisory lock keeps two starting workers from racing.
@@ -55,6 +65,71 @@ pub async fn migrate(pool: &Pool) -> anyhow::Result<()> {
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// Apply migrations, waiting with exponential backoff (capped at 5 s) while Postgres is not up
+/// yet: one log line when the wait starts and one when it ends. Errors that waiting cannot fix
+/// (a failing migration, a missing database, bad credentials) return at once. `Ok(false)` when
+/// `shutdown` was cancelled before Postgres came up.
+pub async fn migrate_when_ready(pool: &Pool, shutdown: &CancellationToken) -> anyhow::Result<bool> {
+    let mut delay = FIRST_BACKOFF;
+    let mut waiting = false;
+    loop {
+        match migrate(pool).await {
+            Ok(()) => {
+                if waiting {
+                    tracing::info!("Postgres is up; migrations applied");
+                }
+                return Ok(true);
+            }
+            Err(e) if is_unavailable(&e) => {
+                if waiting {
+                    tracing::debug!(error = %format_args!("{e:#}"), "Postgres still not up");
+                } else {
+                    tracing::warn!(error = %format_args!("{e:#}"), "waiting for Postgres…");
+                    waiting = true;
+                }
+                tokio::select! {
+                    () = shutdown.cancelled() => return Ok(false),
+                    () = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(MAX_BACKOFF);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// True when `err` means Postgres is not reachable (yet): a refused or dropped connection, a
+/// server starting or shutting down, or too many connections — the errors worth waiting out.
+pub fn is_unavailable(err: &anyhow::Error) -> bool {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<PoolError>() {
+            return match e {
+                PoolError::Timeout(_) => true,
+                PoolError::Backend(e) => pg_unavailable(e),
+                _ => false,
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<tokio_postgres::Error>() {
+            return pg_unavailable(e);
+        }
+    }
+    false
+}
+
+/// See [`is_unavailable`]: no server answer at all, or one of the "not now" codes.
+fn pg_unavailable(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(db) => [
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::TOO_MANY_CONNECTIONS,
+        ]
+        .contains(db.code()),
+    }
 }
 
 /// Create a fresh, empty database named `name` on the server of `url` (connecting to its

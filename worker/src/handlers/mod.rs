@@ -1,1 +1,199 @@
-//! The RPC edge: one module per op on `<prefix>.rpc.<op>`.
+//! The RPC edge: one module per op on `<prefix>.rpc.<op>`, and the dispatcher that serves them.
+//!
+//! The dispatcher takes every request from the `wazap-worker` queue group, runs each in its own
+//! task, decodes the op from the subject and the body into the op's request type, authorises it
+//! (every op but `ping` and `jwks` needs a current grant), calls the handler and replies with a
+//! [`Reply`] envelope. On shutdown it stops taking requests and lets in-flight ones finish.
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt as _, StreamExt as _};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::Instrument as _;
+use wazap_shared::bus::{Reply, Rpc, encode_reply};
+use wazap_shared::grant::VerifiedGrant;
+use wazap_shared::subjects::op;
+use wazap_shared::wire::system::{Jwks, Ping};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::grants;
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+pub mod jwks;
+pub mod ping;
+
+/// The queue group every worker joins, so each request reaches exactly one worker.
+pub const QUEUE_GROUP: &str = "wazap-worker";
+/// How long shutdown waits for in-flight requests.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Serve requests until `shutdown` is cancelled, then stop taking new ones and wait (at most
+/// [`DRAIN_LIMIT`]) for those in flight. Fails if the subscription cannot be made or ends early.
+pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut sub = state
+        .nats
+        .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())
+        .await?;
+    tracing::info!(prefix = state.subjects.prefix(), "serving requests");
+    let tracker = TaskTracker::new();
+    let ended_early = loop {
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break false,
+            msg = sub.next() => match msg {
+                Some(msg) => {
+                    tracker.spawn(handle(state.clone(), msg));
+                }
+                None => break true,
+            },
+        }
+    };
+    // No new deliveries; requests already handed to this worker still get their answers.
+    if let Err(e) = sub.unsubscribe().await {
+        tracing::warn!(error = %e, "unsubscribe failed");
+    }
+    let drain = async {
+        while let Some(msg) = sub.next().await {
+            tracker.spawn(handle(state.clone(), msg));
+        }
+        tracker.close();
+        tracker.wait().await;
+    };
+    if tokio::time::timeout(DRAIN_LIMIT, drain).await.is_err() {
+        tracing::warn!(
+            in_flight = tracker.len(),
+            "requests still running after the drain limit; abandoning them"
+        );
+    }
+    anyhow::ensure!(!ended_early, "the NATS subscription ended");
+    tracing::info!("stopped serving requests");
+    Ok(())
+}
+
+/// Answer one request and log it once.
+async fn handle(state: AppState, msg: async_nats::Message) {
+    let Some(reply_to) = msg.reply.clone() else {
+        tracing::debug!("ignored a message without a reply subject");
+        return;
+    };
+    let started = Instant::now();
+    let op = state
+        .subjects
+        .op_of(&msg.subject, "rpc")
+        .unwrap_or_default()
+        .to_owned();
+    let grant = VerifiedGrant::from_headers(msg.headers.as_ref());
+    let connection_id = grant.as_ref().map(|g| g.connection_id.clone());
+    let span = tracing::debug_span!("rpc", op = %op, connection.id = connection_id.as_deref());
+    let work = AssertUnwindSafe(dispatch(&state, &op, grant.as_ref(), &msg.payload))
+        .catch_unwind()
+        .instrument(span)
+        .await;
+    let (body, outcome) = work.unwrap_or_else(|_| {
+        let e = internal_error("handler panicked", &op);
+        (
+            encode_reply::<()>(&Reply::Error(e)),
+            ErrorCode::Internal.as_str(),
+        )
+    });
+    if let Err(e) = state.nats.publish(reply_to, body).await {
+        tracing::warn!(op = %op, error = %e, "reply could not be sent");
+    }
+    tracing::debug!(
+        op = %op,
+        connection.id = connection_id.as_deref(),
+        duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+        outcome,
+        "rpc"
+    );
+}
+
+/// Route `op` to its handler; the reply body and the outcome (`ok` or an error code).
+async fn dispatch(
+    state: &AppState,
+    op: &str,
+    grant: Option<&VerifiedGrant>,
+    payload: &[u8],
+) -> (bytes::Bytes, &'static str) {
+    match op {
+        op::PING => open::<Ping>(state, payload, ping::handle).await,
+        op::JWKS => open::<Jwks>(state, payload, jwks::handle).await,
+        _ => {
+            let _ = grant;
+            finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation")))
+        }
+    }
+}
+
+/// Serve an op that needs no grant.
+async fn open<R: Rpc>(
+    state: &AppState,
+    payload: &[u8],
+    handler: impl AsyncFn(&AppState, R::Request) -> Result<R::Response, RpcError>,
+) -> (bytes::Bytes, &'static str) {
+    let result = match decode::<R::Request>(payload) {
+        Ok(req) => handler(state, req).await,
+        Err(e) => Err(e),
+    };
+    finish(result)
+}
+
+#[allow(dead_code)]
+/// Serve an op that needs a current grant: authorise first (so an unauthorised caller learns
+/// nothing from validation), then decode, then call the handler with the [`Viewer`].
+async fn granted<R: Rpc>(
+    state: &AppState,
+    grant: Option<&VerifiedGrant>,
+    payload: &[u8],
+    handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, RpcError>,
+) -> (bytes::Bytes, &'static str) {
+    let result = match grants::authorize(&state.db, grant).await {
+        Ok(viewer) => match decode::<R::Request>(payload) {
+            Ok(req) => handler(state, &viewer, req).await,
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    finish(result)
+}
+
+/// Encode a result as a reply envelope, with its outcome for the log line.
+fn finish<T: serde::Serialize>(result: Result<T, RpcError>) -> (bytes::Bytes, &'static str) {
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    (encode_reply(&Reply::from(result)), outcome)
+}
+
+/// Decode a request body; an empty body is `{}`. A bad body is `invalid_argument` naming a
+/// missing field when serde says which, never echoing a value.
+fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
+    let payload: &[u8] = if payload.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        payload
+    };
+    serde_json::from_slice(payload).map_err(|e| {
+        let msg = e.to_string();
+        match msg
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split_once('`'))
+        {
+            Some((field, _)) => RpcError::invalid(field, "required"),
+            None => RpcError::invalid("body", "not a valid request for this operation"),
+        }
+    })
+}
+
+/// An `internal` error for a cause that must not cross the boundary: the cause is logged once
+/// at error level with a fresh trace id, and only the trace id is returned.
+pub fn internal_error(context: &'static str, cause: &dyn std::fmt::Display) -> RpcError {
+    let trace_id = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
+    tracing::error!(trace_id = %trace_id, context, cause = %format_args!("{cause:#}"), "internal error");
+    RpcError::internal(trace_id)
+}

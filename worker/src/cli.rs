@@ -1,1 +1,0 @@
-//! The `wazap-worker` command line: serve, migrate, and connection management.

@@ -1,0 +1,389 @@
+//! The `wazap-worker` command line: `serve` (the default), `migrate`, and AI connection
+//! management (`connection create|list|revoke`). Parsing is here and pure, so it is tested
+//! without a process; [`run`] carries the commands out.
+
+use chrono::TimeDelta;
+use wazap_shared::grant::ConnectionKind;
+use wazap_shared::wire::grants::{ChatSelection, ReadScope};
+
+pub mod run;
+pub mod values;
+
+use values::{DayBound, parse_chat_list, parse_date, parse_duration};
+
+/// The exit code for bad arguments or bad configuration (`EX_USAGE`).
+pub const EXIT_USAGE: u8 = 64;
+
+/// What `--help` prints.
+pub const USAGE: &str = "\
+wazap-worker: the wazap worker (WhatsApp connection, archive, grants)
+
+usage:
+  wazap-worker [serve]                 run the worker until SIGINT/SIGTERM
+  wazap-worker migrate                 apply database migrations and exit
+  wazap-worker connection create --name NAME --kind local|remote --expires-in DURATION
+               [--chats ID,...] [--except ID,...] [--since DATE] [--until DATE]
+                                       create an AI connection; its token is printed once on
+                                       stdout, its id on stderr
+  wazap-worker connection list         list connections (never their tokens)
+  wazap-worker connection revoke --id ID
+                                       revoke a connection; its tokens stop working at once
+  wazap-worker --help                  show this text
+
+  DURATION  30d, 12h or 90m
+  DATE      YYYY-MM-DD (UTC; --until includes that whole day) or an RFC 3339 time
+  ID        opaque chat ids (c_...), as the read tools return them
+
+Configuration comes from the environment: WAZAP_DATABASE_URL, WAZAP_NATS_URL,
+WAZAP_NATS_PREFIX, WAZAP_CONNECTOR (whatsapp|demo|sim), WAZAP_OWNER_PASSWORD, RUST_LOG.
+";
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Run the worker.
+    Serve,
+    /// Apply migrations and exit.
+    Migrate,
+    /// Print [`USAGE`].
+    Help,
+    /// `connection create`.
+    CreateConnection(CreateArgs),
+    /// `connection list`.
+    ListConnections,
+    /// `connection revoke --id ID`.
+    RevokeConnection {
+        /// The connection id.
+        id: String,
+    },
+}
+
+/// The arguments of `connection create`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateArgs {
+    /// `--name`.
+    pub name: String,
+    /// `--kind`.
+    pub kind: ConnectionKind,
+    /// `--expires-in`, counted from the moment the connection is created.
+    pub expires_in: TimeDelta,
+    /// `--chats` / `--except` / `--since` / `--until`.
+    pub read_scope: ReadScope,
+}
+
+/// A command line that cannot be used; its text is one line for stderr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} (see --help)")]
+pub struct UsageError(pub String);
+
+/// Parse the arguments after the program name.
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageError> {
+    let args: Vec<String> = args.into_iter().collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(Command::Help);
+    }
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        [] | ["serve"] => Ok(Command::Serve),
+        ["migrate"] => Ok(Command::Migrate),
+        ["serve" | "migrate", extra, ..] => Err(usage(format!("unexpected argument {extra}"))),
+        ["connection", "create", rest @ ..] => create(rest),
+        ["connection", "list"] => Ok(Command::ListConnections),
+        ["connection", "list", extra, ..] => Err(usage(format!("unexpected argument {extra}"))),
+        ["connection", "revoke", rest @ ..] => {
+            let mut opts = Options::parse(rest, &["--id"])?;
+            let id = opts.required("--id")?;
+            if !wazap_shared::ids::is_opaque(&id, "conn_") {
+                return Err(usage("--id: expected a connection id (conn_...)"));
+            }
+            Ok(Command::RevokeConnection { id })
+        }
+        ["connection", other, ..] => Err(usage(format!("unknown connection command {other}"))),
+        ["connection"] => Err(usage("connection needs create, list or revoke")),
+        [other, ..] => Err(usage(format!("unknown command {other}"))),
+    }
+}
+
+/// `connection create` options.
+fn create(rest: &[&str]) -> Result<Command, UsageError> {
+    let mut opts = Options::parse(
+        rest,
+        &[
+            "--name",
+            "--kind",
+            "--expires-in",
+            "--chats",
+            "--except",
+            "--since",
+            "--until",
+        ],
+    )?;
+    let name = opts.required("--name")?;
+    if name.trim().is_empty() {
+        return Err(usage("--name: must not be empty"));
+    }
+    let kind = opts
+        .required("--kind")?
+        .parse()
+        .map_err(|_| usage("--kind: expected local or remote"))?;
+    let expires_in = parse_duration(&opts.required("--expires-in")?)
+        .map_err(|e| usage(format!("--expires-in: {e}")))?;
+    let chats = match (opts.take("--chats"), opts.take("--except")) {
+        (Some(_), Some(_)) => return Err(usage("--chats and --except exclude each other")),
+        (Some(c), None) => ChatSelection::Selected {
+            chats: parse_chat_list(&c).map_err(|e| usage(format!("--chats: {e}")))?,
+        },
+        (None, Some(c)) => ChatSelection::AllExcept {
+            chats: parse_chat_list(&c).map_err(|e| usage(format!("--except: {e}")))?,
+        },
+        (None, None) => ChatSelection::All,
+    };
+    let since = opts
+        .take("--since")
+        .map(|s| parse_date(&s, DayBound::Start))
+        .transpose()
+        .map_err(|e| usage(format!("--since: {e}")))?;
+    let until = opts
+        .take("--until")
+        .map(|s| parse_date(&s, DayBound::End))
+        .transpose()
+        .map_err(|e| usage(format!("--until: {e}")))?;
+    if let (Some(s), Some(u)) = (since, until)
+        && s >= u
+    {
+        return Err(usage("--until: must be after --since"));
+    }
+    Ok(Command::CreateConnection(CreateArgs {
+        name,
+        kind,
+        expires_in,
+        read_scope: ReadScope {
+            chats,
+            since,
+            until,
+        },
+    }))
+}
+
+/// `--option value` / `--option=value` pairs, each allowed once.
+struct Options(Vec<(&'static str, String)>);
+
+impl Options {
+    /// Parse `args`, accepting only the options in `known`.
+    fn parse(args: &[&str], known: &[&'static str]) -> Result<Self, UsageError> {
+        let mut out: Vec<(&'static str, String)> = Vec::new();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let (name, inline) = match arg.split_once('=') {
+                Some((n, v)) if n.starts_with("--") => (n, Some(v.to_owned())),
+                _ => (*arg, None),
+            };
+            let Some(&key) = known.iter().find(|k| **k == name) else {
+                return Err(if name.starts_with('-') {
+                    usage(format!("unknown option {name}"))
+                } else {
+                    usage(format!("unexpected argument {name}"))
+                });
+            };
+            let value = match inline {
+                Some(v) => v,
+                None => it
+                    .next()
+                    .map(|v| (*v).to_owned())
+                    .ok_or_else(|| usage(format!("{key} needs a value")))?,
+            };
+            if out.iter().any(|(k, _)| *k == key) {
+                return Err(usage(format!("{key} given twice")));
+            }
+            out.push((key, value));
+        }
+        Ok(Self(out))
+    }
+
+    /// Remove and return the value of `key`, if given.
+    fn take(&mut self, key: &str) -> Option<String> {
+        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Remove and return the value of `key`, which must be given.
+    fn required(&mut self, key: &'static str) -> Result<String, UsageError> {
+        self.take(key)
+            .ok_or_else(|| usage(format!("{key} is required")))
+    }
+}
+
+/// A usage error with `msg`.
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, UsageError> {
+        parse(args.iter().map(|s| (*s).to_owned()))
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(p(&[]).unwrap(), Command::Serve);
+        assert_eq!(p(&["serve"]).unwrap(), Command::Serve);
+        assert_eq!(p(&["migrate"]).unwrap(), Command::Migrate);
+        assert_eq!(p(&["--help"]).unwrap(), Command::Help);
+        assert_eq!(p(&["connection", "create", "-h"]).unwrap(), Command::Help);
+        assert_eq!(
+            p(&["connection", "list"]).unwrap(),
+            Command::ListConnections
+        );
+        assert_eq!(
+            p(&["connection", "revoke", "--id", "conn_0123456789abcdef"]).unwrap(),
+            Command::RevokeConnection {
+                id: "conn_0123456789abcdef".into()
+            }
+        );
+        assert_eq!(
+            p(&["connection", "revoke", "--id=conn_1"]).unwrap(),
+            Command::RevokeConnection {
+                id: "conn_1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn create_with_every_option() {
+        let c = p(&[
+            "connection",
+            "create",
+            "--name",
+            "my bot",
+            "--kind",
+            "remote",
+            "--expires-in=30d",
+            "--except",
+            "c_1,c_2",
+            "--since",
+            "2026-01-01",
+            "--until",
+            "2026-01-31",
+        ])
+        .unwrap();
+        let Command::CreateConnection(a) = c else {
+            panic!("not a create: {c:?}")
+        };
+        assert_eq!(a.name, "my bot");
+        assert_eq!(a.kind, ConnectionKind::Remote);
+        assert_eq!(a.expires_in, TimeDelta::days(30));
+        assert_eq!(
+            a.read_scope.chats,
+            ChatSelection::AllExcept {
+                chats: vec!["c_1".into(), "c_2".into()]
+            }
+        );
+        assert_eq!(
+            a.read_scope.since,
+            Some("2026-01-01T00:00:00Z".parse().unwrap())
+        );
+        assert_eq!(
+            a.read_scope.until,
+            Some("2026-02-01T00:00:00Z".parse().unwrap())
+        );
+
+        let c = p(&[
+            "connection",
+            "create",
+            "--name",
+            "x",
+            "--kind",
+            "local",
+            "--expires-in",
+            "90m",
+        ]);
+        let Ok(Command::CreateConnection(a)) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(a.read_scope, ReadScope::all());
+        assert_eq!(a.expires_in, TimeDelta::minutes(90));
+    }
+
+    #[test]
+    fn bad_input_names_the_problem() {
+        let base = [
+            "connection",
+            "create",
+            "--name",
+            "x",
+            "--kind",
+            "local",
+            "--expires-in",
+            "1d",
+        ];
+        let with = |extra: &[&str]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            p(&v).unwrap_err().0
+        };
+        assert!(with(&["--chats", "c_1", "--except", "c_2"]).contains("exclude"));
+        assert!(with(&["--chats", "+972501234567"]).starts_with("--chats:"));
+        assert!(with(&["--since", "2026-02-01", "--until", "2026-01-01"]).starts_with("--until:"));
+        assert!(with(&["--since", "soon"]).starts_with("--since:"));
+        assert!(with(&["--name", "y"]).contains("twice"));
+        assert!(with(&["--color", "red"]).contains("unknown option --color"));
+        assert!(with(&["stray"]).contains("unexpected argument"));
+        assert!(with(&["--until"]).contains("needs a value"));
+        for (args, needle) in [
+            (
+                &[
+                    "connection",
+                    "create",
+                    "--kind",
+                    "local",
+                    "--expires-in",
+                    "1d",
+                ][..],
+                "--name is required",
+            ),
+            (
+                &["connection", "create", "--name", "x", "--kind", "local"],
+                "--expires-in is required",
+            ),
+            (
+                &[
+                    "connection",
+                    "create",
+                    "--name",
+                    "x",
+                    "--kind",
+                    "lan",
+                    "--expires-in",
+                    "1d",
+                ],
+                "--kind",
+            ),
+            (
+                &[
+                    "connection",
+                    "create",
+                    "--name",
+                    "x",
+                    "--kind",
+                    "local",
+                    "--expires-in",
+                    "1y",
+                ],
+                "--expires-in",
+            ),
+            (&["connection", "revoke"], "--id is required"),
+            (&["connection", "revoke", "--id", "c_1"], "--id"),
+            (&["connection", "rotate"], "unknown connection command"),
+            (&["connection"], "create, list or revoke"),
+            (&["serve", "now"], "unexpected argument"),
+            (&["launch"], "unknown command"),
+        ] {
+            let e = p(args).unwrap_err();
+            assert!(e.0.contains(needle), "{args:?}: {e}");
+            assert!(e.to_string().ends_with("(see --help)"));
+        }
+    }
+}

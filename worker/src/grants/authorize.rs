@@ -1,0 +1,92 @@
+//! The per-request check: a gateway-verified grant becomes a [`Viewer`] only when its connection
+//! exists, is neither revoked nor expired, the token's revision is current, and a `local`
+//! connection is used from loopback. One prepared query per request.
+
+use deadpool_postgres::Pool;
+use tokio_postgres::types::Json;
+use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+use wazap_shared::wire::grants::{ReadScope, SendPermission};
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::connections::send_mode;
+use crate::handlers::internal_error;
+use crate::viewer::Viewer;
+
+/// The connection and the archive policy in one round trip; `active` is decided by Postgres'
+/// clock so that every worker agrees.
+const AUTHORIZE: &str = "select c.kind, c.revision,
+        (c.revoked_at is null and c.expires_at > now()) as active,
+        c.read_scope, c.send_mode, c.send_chats, c.send_revision,
+        coalesce(p.excluded_chats, '{}') as excluded_chats
+     from connections c left join archive_policy p on p.singleton
+     where c.connection_id = $1";
+
+/// The one answer for every rejected grant: which check failed is logged, never told.
+fn rejected() -> RpcError {
+    RpcError::new(
+        ErrorCode::Unauthenticated,
+        "the token is not valid (missing, expired, revoked or replaced)",
+    )
+}
+
+/// Authorise one request. Missing grant, unknown connection, revoked, expired, stale revision,
+/// or a `local` connection from a non-loopback client ⇒ `unauthenticated`, all alike.
+pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Viewer, RpcError> {
+    let Some(grant) = grant else {
+        tracing::debug!("rejected: no grant");
+        return Err(rejected());
+    };
+    let client = pool
+        .get()
+        .await
+        .map_err(|e| internal_error("authorize: database", &e))?;
+    let stmt = client
+        .prepare_cached(AUTHORIZE)
+        .await
+        .map_err(|e| internal_error("authorize: prepare", &e))?;
+    let row = client
+        .query_opt(&stmt, &[&grant.connection_id])
+        .await
+        .map_err(|e| internal_error("authorize: query", &e))?;
+    let Some(row) = row else {
+        tracing::debug!(connection.id = %grant.connection_id, "rejected: unknown connection");
+        return Err(rejected());
+    };
+    let decoded = (|| -> anyhow::Result<_> {
+        let kind: String = row.try_get("kind")?;
+        let kind: ConnectionKind = kind.parse().map_err(anyhow::Error::msg)?;
+        let revision: i32 = row.try_get("revision")?;
+        let active: bool = row.try_get("active")?;
+        Ok((kind, revision, active))
+    })();
+    let (kind, revision, active) = decoded.map_err(|e| internal_error("authorize: decode", &e))?;
+    let reason = if !active {
+        Some("revoked or expired")
+    } else if i64::from(revision) != i64::from(grant.revision) {
+        Some("stale revision")
+    } else if kind == ConnectionKind::Local && !grant.loopback {
+        Some("local connection from a non-loopback client")
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        tracing::debug!(connection.id = %grant.connection_id, reason, "rejected");
+        return Err(rejected());
+    }
+    viewer(&grant.connection_id, &row).map_err(|e| internal_error("authorize: decode", &e))
+}
+
+/// The viewer of an accepted row.
+fn viewer(connection_id: &str, row: &tokio_postgres::Row) -> anyhow::Result<Viewer> {
+    let Json(scope): Json<ReadScope> = row.try_get("read_scope")?;
+    Ok(Viewer {
+        connection_id: connection_id.to_owned(),
+        scope,
+        send: SendPermission {
+            mode: send_mode(row.try_get("send_mode")?)?,
+            chats: row.try_get("send_chats")?,
+            revision: u32::try_from(row.try_get::<_, i32>("send_revision")?)?,
+        },
+        excluded_chats: row.try_get("excluded_chats")?,
+    })
+}

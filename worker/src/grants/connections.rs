@@ -1,0 +1,256 @@
+//! AI connections (DESIGN §4): create one with its read scope and hand out its token once, list
+//! them (never with tokens), revoke them. Send permissions start at `none`, revision 0.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Pool;
+use serde::{Deserialize, Serialize};
+use tokio_postgres::Row;
+use tokio_postgres::types::Json;
+use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims};
+use wazap_shared::ids::is_chat_id;
+use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::{issue_token, random_hex};
+use crate::handlers::internal_error;
+
+/// Longest connection name, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// Most chats a `selected` / `all_except` read scope may list.
+pub const MAX_SCOPE_CHATS: usize = 10_000;
+
+/// What the owner gives to create a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewConnection {
+    /// A label for the owner (1–100 characters, no control characters).
+    pub name: String,
+    /// `local` or `remote`.
+    pub kind: ConnectionKind,
+    /// When the connection and its tokens stop working; must be in the future.
+    pub expires_at: DateTime<Utc>,
+    /// What it may read.
+    pub read_scope: ReadScope,
+}
+
+/// A stored connection, as the owner sees it (never its token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionRow {
+    /// `conn_` + 16 hex digits.
+    pub id: String,
+    /// The owner's label.
+    pub name: String,
+    /// `local` or `remote`.
+    pub kind: ConnectionKind,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it expires.
+    pub expires_at: DateTime<Utc>,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<DateTime<Utc>>,
+    /// The current credential revision; tokens of other revisions are stale.
+    pub revision: u32,
+    /// What it may read.
+    pub read_scope: ReadScope,
+    /// Where it may send.
+    pub send: SendPermission,
+}
+
+const COLUMNS: &str = "connection_id, name, kind, created_at, expires_at, revoked_at, revision,
+     read_scope, send_mode, send_chats, send_revision";
+
+/// Create a connection and sign its first token (revision 0). The token is returned once and
+/// never stored. Bad input is `invalid_argument` naming the field.
+pub async fn create_connection(
+    pool: &Pool,
+    new: NewConnection,
+) -> Result<(ConnectionRow, String), RpcError> {
+    let name = validate_name(&new.name)?;
+    if new.expires_at <= Utc::now() {
+        return Err(RpcError::invalid("expires_at", "must be in the future"));
+    }
+    let scope = normalize_scope(new.read_scope)?;
+    let id = format!(
+        "conn_{}",
+        random_hex(8).map_err(|e| internal_error("connection id", &e))?
+    );
+    let mut client = pool
+        .get()
+        .await
+        .map_err(|e| internal_error("create connection: database", &e))?;
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| internal_error("create connection: begin", &e))?;
+    let row = tx
+        .query_one(
+            &format!(
+                "insert into connections (connection_id, name, kind, expires_at, read_scope)
+                 values ($1, $2, $3, $4, $5) returning {COLUMNS}"
+            ),
+            &[
+                &id,
+                &name,
+                &new.kind.as_str(),
+                &new.expires_at,
+                &Json(&scope),
+            ],
+        )
+        .await
+        .map_err(|e| internal_error("create connection: insert", &e))?;
+    let conn = from_row(&row).map_err(|e| internal_error("create connection: decode", &e))?;
+    let claims = GrantClaims {
+        sub: conn.id.clone(),
+        rev: conn.revision,
+        aud: AUDIENCE.into(),
+        exp: conn.expires_at.timestamp(),
+        iat: Utc::now().timestamp(),
+        kind: conn.kind,
+    };
+    let token = issue_token(&tx, &claims)
+        .await
+        .map_err(|e| internal_error("create connection: sign", &e))?;
+    tx.commit()
+        .await
+        .map_err(|e| internal_error("create connection: commit", &e))?;
+    tracing::info!(connection.id = %conn.id, kind = conn.kind.as_str(), "connection created");
+    Ok((conn, token))
+}
+
+/// Every connection, oldest first, revoked and expired ones included.
+pub async fn list_connections(pool: &Pool) -> Result<Vec<ConnectionRow>, RpcError> {
+    let client = pool
+        .get()
+        .await
+        .map_err(|e| internal_error("list connections: database", &e))?;
+    let rows = client
+        .query(
+            &format!("select {COLUMNS} from connections order by created_at, connection_id"),
+            &[],
+        )
+        .await
+        .map_err(|e| internal_error("list connections: query", &e))?;
+    rows.iter()
+        .map(from_row)
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| internal_error("list connections: decode", &e))
+}
+
+/// Revoke a connection: every token it ever had stops working on the next request. Revoking
+/// twice is fine; an unknown id is `not_found`.
+pub async fn revoke_connection(pool: &Pool, id: &str) -> Result<(), RpcError> {
+    let client = pool
+        .get()
+        .await
+        .map_err(|e| internal_error("revoke connection: database", &e))?;
+    let n = client
+        .execute(
+            "update connections set revoked_at = coalesce(revoked_at, now())
+             where connection_id = $1",
+            &[&id],
+        )
+        .await
+        .map_err(|e| internal_error("revoke connection: update", &e))?;
+    if n == 0 {
+        return Err(RpcError::new(ErrorCode::NotFound, "connection: not found"));
+    }
+    tracing::info!(connection.id = %id, "connection revoked");
+    Ok(())
+}
+
+/// A trimmed name of 1–[`MAX_NAME_CHARS`] characters without control characters.
+fn validate_name(name: &str) -> Result<String, RpcError> {
+    let name = name.trim();
+    let len = name.chars().count();
+    if len == 0 || len > MAX_NAME_CHARS {
+        return Err(RpcError::invalid("name", "must be 1-100 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(RpcError::invalid(
+            "name",
+            "must not contain control characters",
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// Check a read scope and drop repeated chats: listed chats must be opaque chat ids (never phone
+/// numbers or JIDs), `selected` needs at least one, and `since` must come before `until`.
+pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, RpcError> {
+    let chats = match scope.chats {
+        ChatSelection::All => ChatSelection::All,
+        ChatSelection::Selected { chats } => {
+            let chats = chat_list("read_scope.chats", chats)?;
+            if chats.is_empty() {
+                return Err(RpcError::invalid(
+                    "read_scope.chats",
+                    "selected needs at least one chat",
+                ));
+            }
+            ChatSelection::Selected { chats }
+        }
+        ChatSelection::AllExcept { chats } => ChatSelection::AllExcept {
+            chats: chat_list("read_scope.chats", chats)?,
+        },
+    };
+    if let (Some(since), Some(until)) = (scope.since, scope.until)
+        && since >= until
+    {
+        return Err(RpcError::invalid("read_scope.until", "must be after since"));
+    }
+    Ok(ReadScope {
+        chats,
+        since: scope.since,
+        until: scope.until,
+    })
+}
+
+/// Opaque chat ids, first occurrence kept, at most [`MAX_SCOPE_CHATS`].
+fn chat_list(field: &str, chats: Vec<String>) -> Result<Vec<String>, RpcError> {
+    let mut seen = HashSet::with_capacity(chats.len());
+    let mut out = Vec::with_capacity(chats.len());
+    for c in chats {
+        if !is_chat_id(&c) {
+            return Err(RpcError::invalid(field, "expected opaque chat ids (c_…)"));
+        }
+        if seen.insert(c.clone()) {
+            out.push(c);
+        }
+    }
+    if out.len() > MAX_SCOPE_CHATS {
+        return Err(RpcError::invalid(field, "at most 10000 chats"));
+    }
+    Ok(out)
+}
+
+/// Decode a row selected with [`COLUMNS`].
+fn from_row(row: &Row) -> anyhow::Result<ConnectionRow> {
+    let kind: String = row.try_get("kind")?;
+    let Json(read_scope): Json<ReadScope> = row.try_get("read_scope")?;
+    Ok(ConnectionRow {
+        id: row.try_get("connection_id")?,
+        name: row.try_get("name")?,
+        kind: kind.parse().map_err(anyhow::Error::msg)?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+        revision: u32::try_from(row.try_get::<_, i32>("revision")?)?,
+        read_scope,
+        send: SendPermission {
+            mode: send_mode(row.try_get("send_mode")?)?,
+            chats: row.try_get("send_chats")?,
+            revision: u32::try_from(row.try_get::<_, i32>("send_revision")?)?,
+        },
+    })
+}
+
+/// The stored send mode.
+pub(crate) fn send_mode(s: &str) -> anyhow::Result<SendMode> {
+    match s {
+        "none" => Ok(SendMode::None),
+        "selected" => Ok(SendMode::Selected),
+        "all" => Ok(SendMode::All),
+        _ => anyhow::bail!("unknown send mode in the database"),
+    }
+}
