@@ -1,1 +1,50 @@
-fn main() {}
+//! `wazap-gateway`: configuration → logging → bind listener A → serve until SIGINT/SIGTERM.
+
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+use wazap_gateway::Config;
+use wazap_shared::config::Env;
+
+/// `EX_USAGE`: a configuration value could not be used.
+const EXIT_CONFIG: u8 = 64;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = match Config::from_source(&Env) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("wazap-gateway: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    wazap_shared::telemetry::init("gateway");
+    let listener = match tokio::net::TcpListener::bind(config.mcp_addr).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::error!(addr = %config.mcp_addr, error = %e, "cannot bind WAZAP_MCP_ADDR");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shutdown = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(shutdown.clone()));
+    match wazap_gateway::run(config, listener, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "gateway stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Cancel `token` on the first SIGINT or SIGTERM.
+async fn cancel_on_signal(token: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("shutdown requested; draining");
+    token.cancel();
+}

@@ -1,0 +1,190 @@
+//! The gateway's configuration (DESIGN §2), read once at start-up from a
+//! [`wazap_shared::config::Source`] so tests can pass a map instead of the process environment.
+
+use std::net::SocketAddr;
+
+use wazap_shared::config::{self as cfg, ConfigError, Source};
+
+/// `WAZAP_MCP_ADDR`.
+pub const MCP_ADDR: &str = "WAZAP_MCP_ADDR";
+/// `WAZAP_OWNER_ADDR`.
+pub const OWNER_ADDR: &str = "WAZAP_OWNER_ADDR";
+/// `WAZAP_PUBLIC_HOSTS`.
+pub const PUBLIC_HOSTS: &str = "WAZAP_PUBLIC_HOSTS";
+/// `WAZAP_OWNER_ORIGIN`.
+pub const OWNER_ORIGIN: &str = "WAZAP_OWNER_ORIGIN";
+/// `WAZAP_MCP_MAX_CONCURRENCY`.
+pub const MCP_MAX_CONCURRENCY: &str = "WAZAP_MCP_MAX_CONCURRENCY";
+/// `WAZAP_OUTBOUND`.
+pub const OUTBOUND: &str = "WAZAP_OUTBOUND";
+/// `WAZAP_ATTACHMENTS`.
+pub const ATTACHMENTS: &str = "WAZAP_ATTACHMENTS";
+
+/// Largest accepted `WAZAP_MCP_MAX_CONCURRENCY`.
+const MAX_CONCURRENCY_CEILING: usize = 4096;
+
+/// Everything the gateway reads from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// NATS server URL(s).
+    pub nats_url: String,
+    /// NATS subject prefix of this deployment.
+    pub nats_prefix: String,
+    /// Listener A (MCP + JSON API) address.
+    pub mcp_addr: SocketAddr,
+    /// Listener B (owner dashboard) address.
+    pub owner_addr: SocketAddr,
+    /// Exact `Host` values accepted on listener A, lower-cased; entries without a port also
+    /// match with the listener's bound port.
+    pub public_hosts: Vec<String>,
+    /// The exact `Origin` of the owner dashboard (`scheme://host[:port]`).
+    pub owner_origin: String,
+    /// Requests in flight on listener A; more get `busy`.
+    pub mcp_max_concurrency: usize,
+    /// Whether send tools and `/api/send/*` exist.
+    pub outbound: bool,
+    /// Whether the attachment tools exist.
+    pub attachments: bool,
+}
+
+impl Config {
+    /// Read the configuration; a bad value names its variable, never the value.
+    pub fn from_source(src: &impl Source) -> Result<Config, ConfigError> {
+        let mcp_max_concurrency = cfg::parsed::<usize>(
+            src,
+            MCP_MAX_CONCURRENCY,
+            2,
+            "expected a whole number from 1 to 4096",
+        )?;
+        if !(1..=MAX_CONCURRENCY_CEILING).contains(&mcp_max_concurrency) {
+            return Err(ConfigError::new(
+                MCP_MAX_CONCURRENCY,
+                "expected a whole number from 1 to 4096",
+            ));
+        }
+        Ok(Config {
+            nats_url: cfg::nats_url(src)?,
+            nats_prefix: cfg::nats_prefix(src)?,
+            mcp_addr: cfg::parsed(
+                src,
+                MCP_ADDR,
+                SocketAddr::from(([127, 0, 0, 1], 8080)),
+                "expected ip:port, e.g. 127.0.0.1:8080",
+            )?,
+            owner_addr: cfg::parsed(
+                src,
+                OWNER_ADDR,
+                SocketAddr::from(([127, 0, 0, 1], 8081)),
+                "expected ip:port, e.g. 127.0.0.1:8081",
+            )?,
+            public_hosts: public_hosts(src)?,
+            owner_origin: owner_origin(src)?,
+            mcp_max_concurrency,
+            outbound: cfg::switch(src, OUTBOUND, true)?,
+            attachments: cfg::switch(src, ATTACHMENTS, true)?,
+        })
+    }
+}
+
+/// `WAZAP_PUBLIC_HOSTS`: comma-separated `host` or `host:port` authorities.
+fn public_hosts(src: &impl Source) -> Result<Vec<String>, ConfigError> {
+    let raw = cfg::string(src, PUBLIC_HOSTS, "localhost,127.0.0.1");
+    let bad = || ConfigError::new(PUBLIC_HOSTS, "expected comma-separated host or host:port");
+    let mut hosts = Vec::new();
+    for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let authority = http::uri::Authority::try_from(entry).map_err(|_| bad())?;
+        if entry.contains('@') || authority.host().is_empty() {
+            return Err(bad());
+        }
+        let entry = entry.to_ascii_lowercase();
+        if !hosts.contains(&entry) {
+            hosts.push(entry);
+        }
+    }
+    if hosts.is_empty() {
+        return Err(bad());
+    }
+    Ok(hosts)
+}
+
+/// `WAZAP_OWNER_ORIGIN`: `http(s)://host[:port]`, nothing else.
+fn owner_origin(src: &impl Source) -> Result<String, ConfigError> {
+    let raw = cfg::string(src, OWNER_ORIGIN, "http://localhost:8081");
+    let bad = || ConfigError::new(OWNER_ORIGIN, "expected http(s)://host[:port]");
+    let uri = http::Uri::try_from(raw.as_str()).map_err(|_| bad())?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    let authority = uri.authority().ok_or_else(bad)?;
+    let bare = uri.path_and_query().is_none_or(|p| p.as_str() == "/") && !raw.ends_with('/');
+    if !scheme_ok || authority.as_str().contains('@') || !bare {
+        return Err(bad());
+    }
+    Ok(raw.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn from(pairs: &[(&'static str, &'static str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
+        Config::from_source(&map)
+    }
+
+    #[test]
+    fn defaults_follow_the_design_table() {
+        let c = from(&[]).unwrap();
+        assert_eq!(c.nats_url, "nats://127.0.0.1:4222");
+        assert_eq!(c.nats_prefix, "wazap");
+        assert_eq!(c.mcp_addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(c.owner_addr, "127.0.0.1:8081".parse().unwrap());
+        assert_eq!(c.public_hosts, vec!["localhost", "127.0.0.1"]);
+        assert_eq!(c.owner_origin, "http://localhost:8081");
+        assert_eq!(c.mcp_max_concurrency, 2);
+        assert!(c.outbound && c.attachments);
+    }
+
+    #[test]
+    fn values_are_parsed() {
+        let c = from(&[
+            (PUBLIC_HOSTS, " Wazap.Example.com , localhost:9000,"),
+            (MCP_MAX_CONCURRENCY, "7"),
+            (OUTBOUND, "off"),
+            (ATTACHMENTS, "false"),
+            (MCP_ADDR, "0.0.0.0:9000"),
+            (OWNER_ORIGIN, "https://owner.example.com"),
+        ])
+        .unwrap();
+        assert_eq!(c.public_hosts, vec!["wazap.example.com", "localhost:9000"]);
+        assert_eq!(c.mcp_max_concurrency, 7);
+        assert!(!c.outbound && !c.attachments);
+        assert_eq!(c.mcp_addr.port(), 9000);
+        assert_eq!(c.owner_origin, "https://owner.example.com");
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_only() {
+        for (var, value) in [
+            (MCP_MAX_CONCURRENCY, "0"),
+            (MCP_MAX_CONCURRENCY, "lots"),
+            (MCP_ADDR, "nowhere"),
+            (OWNER_ADDR, "1.2.3.4"),
+            (PUBLIC_HOSTS, " , "),
+            (PUBLIC_HOSTS, "user@secret-host"),
+            (PUBLIC_HOSTS, "bad host"),
+            (OWNER_ORIGIN, "ftp://x"),
+            (OWNER_ORIGIN, "http://x/path"),
+            (OUTBOUND, "sometimes"),
+        ] {
+            let e = from(&[(var, value)]).unwrap_err();
+            assert_eq!(e.var, var, "{var}={value}");
+            if value.len() > 2 {
+                assert!(
+                    !e.to_string().contains(value.trim()),
+                    "{var} echoed its value"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Listener A's resource limits: requests in flight (a shared semaphore whose permit lives in
+//! the response body until it has been sent, so the limit also holds for streamed answers) and
+//! request body size (buffered up to the largest limit of any served tool, then checked
+//! against the called tool's own limit).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::header;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use wazap_shared::ErrorCode;
+
+use crate::error::ApiError;
+use crate::mcp::{DEFAULT_BODY_LIMIT, ToolSet};
+use crate::state::AppState;
+
+/// Middleware: take a permit or answer 429 `busy` at once.
+pub(crate) async fn concurrency(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Ok(permit) = Arc::clone(&state.permits).try_acquire_owned() else {
+        tracing::info!("request shed: the concurrency limit is reached");
+        return ApiError::new(
+            ErrorCode::Busy,
+            "too many requests in flight; retry in a moment",
+        )
+        .into_response();
+    };
+    let (parts, body) = next.run(req).await.into_parts();
+    // The closure owns the permit: it is released when hyper drops the body, i.e. once the
+    // answer has been sent or the client has gone.
+    let body = body.map_frame(move |frame| {
+        let _held = &permit;
+        frame
+    });
+    Response::from_parts(parts, Body::new(body))
+}
+
+/// Middleware: refuse a body over the limit with 413 `request_too_large`.
+pub(crate) async fn body_limit(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let max = state.tools.max_body_limit();
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return too_large();
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, max).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
+        Err(_) => {
+            return ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
+                .into_response();
+        }
+    };
+    if bytes.len() > DEFAULT_BODY_LIMIT && bytes.len() > limit_for(&state.tools, &bytes) {
+        return too_large();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The limit of the tool a JSON-RPC `tools/call` body names (the default for anything else).
+fn limit_for(tools: &ToolSet, body: &[u8]) -> usize {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<&'a str>,
+    }
+    let tool = serde_json::from_slice::<Call<'_>>(body)
+        .ok()
+        .filter(|c| c.method == Some("tools/call"))
+        .and_then(|c| c.params?.name);
+    tools.body_limit(tool)
+}
+
+fn too_large() -> Response {
+    ApiError::new(
+        ErrorCode::RequestTooLarge,
+        "the request body is larger than this tool accepts",
+    )
+    .into_response()
+}

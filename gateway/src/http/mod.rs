@@ -1,0 +1,52 @@
+//! Listener A's HTTP surface: `/mcp` behind its middleware stack, `/healthz` and `/readyz`.
+//!
+//! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
+//! limit → bearer auth → rmcp's Streamable HTTP service (stateless, JSON responses).
+
+pub(crate) mod auth;
+pub(crate) mod health;
+pub(crate) mod host;
+pub(crate) mod limit;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::mcp::McpServer;
+use crate::state::AppState;
+
+/// All of listener A.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .with_state(Arc::clone(&state))
+        .merge(mcp_routes(state))
+}
+
+/// `/mcp` with its guards; listener B will mount the same routes.
+pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
+    let server = McpServer::new(state.bus.clone(), Arc::clone(&state.tools));
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
+        // The Host/Origin guard below does the exact checks; rmcp's own would repeat them.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(state.tools.max_body_limit());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
+        .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
+        .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
+        .layer(from_fn_with_state(state, host::guard))
+}

@@ -1,0 +1,93 @@
+//! What every request handler shares: the configuration, the NATS bus to the worker, the
+//! verification keys, the Host/Origin policy, the concurrency permits and the tool set.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::Client;
+use tokio::sync::Semaphore;
+use wazap_shared::RpcError;
+use wazap_shared::bus::{self, Rpc};
+use wazap_shared::grant::VerifiedGrant;
+use wazap_shared::subjects::Subjects;
+
+use crate::config::Config;
+use crate::http::host::HostPolicy;
+use crate::jwks::KeyCache;
+use crate::mcp::ToolSet;
+
+/// The way to the worker: a NATS client and this deployment's subjects.
+#[derive(Debug, Clone)]
+pub(crate) struct Bus {
+    nats: Client,
+    subjects: Subjects,
+}
+
+impl Bus {
+    /// A bus over `nats` under `prefix`.
+    pub(crate) fn new(nats: Client, prefix: &str) -> Self {
+        Self {
+            nats,
+            subjects: Subjects::new(prefix),
+        }
+    }
+
+    /// The NATS client (for connection-state checks).
+    pub(crate) fn client(&self) -> &Client {
+        &self.nats
+    }
+
+    /// Call op `R` with `R::DEADLINE` (or `deadline`), logging the op, the connection id and
+    /// the outcome once.
+    pub(crate) async fn call<R: Rpc>(
+        &self,
+        grant: Option<&VerifiedGrant>,
+        request: &R::Request,
+        deadline: Option<Duration>,
+    ) -> Result<R::Response, RpcError> {
+        let started = Instant::now();
+        let result = bus::call::<R>(&self.nats, &self.subjects, grant, request, deadline).await;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let connection = grant.map(|g| g.connection_id.as_str()).unwrap_or("-");
+        match &result {
+            Ok(_) => tracing::debug!(op = R::OP, connection.id = connection, elapsed_ms, "rpc ok"),
+            Err(e) => tracing::info!(
+                op = R::OP,
+                connection.id = connection,
+                elapsed_ms,
+                code = e.code.as_str(),
+                "rpc failed"
+            ),
+        }
+        result
+    }
+}
+
+/// Shared state of listener A.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    /// The way to the worker.
+    pub(crate) bus: Bus,
+    /// The worker's public keys.
+    pub(crate) keys: Arc<KeyCache>,
+    /// Accepted `Host` and `Origin` values.
+    pub(crate) hosts: HostPolicy,
+    /// One permit per request in flight.
+    pub(crate) permits: Arc<Semaphore>,
+    /// The MCP tools this deployment serves, with their body limits.
+    pub(crate) tools: Arc<ToolSet>,
+}
+
+impl AppState {
+    /// State for a listener bound to `bound_port`.
+    pub(crate) fn new(config: Config, nats: Client, bound_port: u16) -> Arc<Self> {
+        let bus = Bus::new(nats, &config.nats_prefix);
+        Arc::new(Self {
+            keys: Arc::new(KeyCache::new(bus.clone())),
+            hosts: HostPolicy::new(&config.public_hosts, bound_port),
+            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
+            tools: Arc::new(ToolSet::new(&config)),
+            bus,
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! Bearer grants: what is refused with 401, what reaches the worker, and a missing worker.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::*;
+
+struct Setup {
+    signer: Signer,
+    worker: FakeWorker,
+    gw: Gateway,
+}
+
+async fn setup() -> Setup {
+    let prefix = prefix();
+    let signer = Signer::generate();
+    let worker = FakeWorker::start(&prefix, vec![signer.jwk.clone()]).await;
+    let gw = Gateway::start(&prefix, &[]).await;
+    gw.wait_ready().await;
+    Setup { signer, worker, gw }
+}
+
+fn assert_unauthenticated(a: &Answer, what: &str) {
+    assert_eq!(a.status, 401, "{what}: {}", a.body);
+    assert_eq!(a.error_code(), "unauthenticated", "{what}");
+    assert_eq!(
+        a.headers["www-authenticate"], r#"Bearer error="invalid_token""#,
+        "{what}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_tokens_are_unauthenticated() {
+    let s = setup().await;
+    let url = s.gw.mcp_url();
+    let call = |token: Option<String>| {
+        let mcp = Mcp::new(url.clone(), token);
+        async move { mcp.call_raw("list_chats", json!({})).await }
+    };
+
+    assert_unauthenticated(&call(None).await, "missing");
+    assert_unauthenticated(&call(Some("garbage".into())).await, "garbage");
+    assert_unauthenticated(&call(Some("a.b.c".into())).await, "three garbage parts");
+
+    let mut expired = Signer::claims("conn_test");
+    expired.exp = chrono::Utc::now().timestamp() - 60;
+    assert_unauthenticated(&call(Some(s.signer.sign(&expired))).await, "expired");
+
+    let mut other_aud = Signer::claims("conn_test");
+    other_aud.aud = "someone-else".into();
+    assert_unauthenticated(&call(Some(s.signer.sign(&other_aud))).await, "audience");
+
+    // A key the worker does not publish (unknown kid, after a re-fetch).
+    let stranger = Signer::generate();
+    assert_unauthenticated(&call(Some(stranger.token())).await, "unknown key");
+
+    // Another key claiming the published kid: the signature does not verify.
+    let mut impostor = Signer::generate();
+    impostor.kid = s.signer.kid.clone();
+    assert_unauthenticated(&call(Some(impostor.token())).await, "wrong key");
+
+    // Nothing of the above reached the worker.
+    assert!(s.worker.state.grants.lock().unwrap().is_empty());
+
+    // The real thing works, and the worker receives the verified grant.
+    let result = Mcp::new(url.clone(), Some(s.signer.token()))
+        .call("list_chats", json!({}))
+        .await;
+    assert_eq!(result["isError"], false);
+    let grants = s.worker.state.grants.lock().unwrap().clone();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].connection_id, "conn_test");
+    assert_eq!(grants[0].revision, 3);
+    assert!(grants[0].loopback);
+    s.gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_the_url_are_refused() {
+    let s = setup().await;
+    let token = s.signer.token();
+    for param in ["token", "access_token", "authorization"] {
+        // Even alongside a valid header, a URL credential is refused.
+        let url = format!("{}?{param}={token}", s.gw.mcp_url());
+        let a = Mcp::new(url, Some(token.clone()))
+            .call_raw("list_chats", json!({}))
+            .await;
+        assert_unauthenticated(&a, param);
+        assert!(!a.body.to_string().contains(&token), "token echoed");
+    }
+    let url = format!("{}?access_token={token}", s.gw.mcp_url());
+    let a = Mcp::new(url, None).call_raw("list_chats", json!({})).await;
+    assert_unauthenticated(&a, "query only");
+    assert!(s.worker.state.grants.lock().unwrap().is_empty());
+    s.gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_worker_at_all_is_worker_unavailable_fast() {
+    let prefix = prefix();
+    let signer = Signer::generate();
+    let gw = Gateway::start(&prefix, &[]).await;
+    // Let NATS connect so "no responders" (not a connect race) is what is measured.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mcp = Mcp::new(gw.mcp_url(), Some(signer.token()));
+    for _ in 0..3 {
+        let started = Instant::now();
+        let a = mcp.call_raw("list_chats", json!({})).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(a.status, 503, "{}", a.body);
+        assert_eq!(a.error_code(), "worker_unavailable");
+    }
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn worker_gone_after_start_is_worker_unavailable_fast() {
+    let mut s = setup().await;
+    let mcp = Mcp::new(s.gw.mcp_url(), Some(s.signer.token()));
+    assert_eq!(mcp.call("list_chats", json!({})).await["isError"], false);
+
+    s.worker.stop().await;
+    let started = Instant::now();
+    let result = mcp.call("list_chats", json!({})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result["isError"], true);
+    assert_eq!(text_json(&result)["error"]["code"], "worker_unavailable");
+    s.gw.stop().await;
+}
