@@ -1,1 +1,0 @@
-//! The built-in sample archive the `demo` connector serves.
