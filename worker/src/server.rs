@@ -1,11 +1,80 @@
-//! Wires the worker together and serves until shutdown.
+//! Wires the worker together and serves until shutdown: NATS (connecting in the background),
+//! the Postgres pool and migrations (waiting for Postgres), the archive, the signing key, the
+//! connector, then the RPC dispatcher.
+//!
+//! Everything lives in values handed down from [`run`], never in globals, so tests can run
+//! several workers (and gateways) in one process.
 
+use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
+use wazap_shared::bus;
+use wazap_shared::subjects::Subjects;
 
-use crate::Config;
+use crate::archive::Archive;
+use crate::state::AppState;
+use crate::{Config, connector, db, grants, handlers};
 
-/// Run the worker until `shutdown` is cancelled.
+/// Postgres connections the worker keeps open at most.
+pub const POOL_SIZE: usize = 16;
+
+/// Run the worker until `shutdown` is cancelled; returns once in-flight requests have finished
+/// (bounded by [`handlers::DRAIN_LIMIT`]). Start-up waits for Postgres (logging once) but fails
+/// on errors waiting cannot fix. Whatever it started is told to stop when it returns, also on
+/// error.
+///
+/// `config.owner_password` is not used yet: bootstrapping the owner's dashboard password
+/// (argon2id, DESIGN §2) belongs to the owner-dashboard work.
 pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let _ = (config, shutdown);
-    todo!("server")
+    // The archive writer and the connector run until `run` returns (also on error): after the
+    // dispatcher has drained, so in-flight requests can still use them.
+    let services = CancellationToken::new();
+    let _stop_services = services.clone().drop_guard();
+
+    let nats = bus::connect(&config.nats_url, "wazap-worker")
+        .await
+        .context("NATS")?;
+    let subjects = Subjects::new(config.nats_prefix.clone());
+    let pool = db::pool(&config.database_url, POOL_SIZE).context("database pool")?;
+    if !db::migrate_when_ready(&pool, &shutdown)
+        .await
+        .context("migrations")?
+    {
+        tracing::info!("shut down before Postgres came up");
+        return Ok(());
+    }
+    let archive = Archive::start(pool.clone(), services.clone())
+        .await
+        .context("archive")?;
+    let kid = grants::ensure_signing_key(&pool)
+        .await
+        .context("signing key")?;
+    let connector = connector::start(
+        config.connector,
+        archive.clone(),
+        pool.clone(),
+        nats.clone(),
+        subjects.clone(),
+        services.clone(),
+    )
+    .await
+    .context("connector")?;
+    tracing::info!(
+        archive.id = %archive.meta().archive_id,
+        kid = %kid,
+        connector = ?config.connector,
+        prefix = subjects.prefix(),
+        "worker started"
+    );
+    let state = AppState {
+        db: pool,
+        archive,
+        connector,
+        nats: nats.clone(),
+        subjects,
+    };
+    let served = handlers::serve(state, shutdown).await;
+    if let Err(e) = nats.flush().await {
+        tracing::debug!(error = %e, "NATS flush at shutdown failed");
+    }
+    served
 }

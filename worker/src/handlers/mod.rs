@@ -16,6 +16,7 @@ use tracing::Instrument as _;
 use wazap_shared::bus::{Reply, Rpc, encode_reply};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::op;
+use wazap_shared::wire::read::{ListChats, ReadMessages, SearchContacts, SearchGroups};
 use wazap_shared::wire::system::{Jwks, Ping};
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -24,7 +25,11 @@ use crate::state::AppState;
 use crate::viewer::Viewer;
 
 pub mod jwks;
+pub mod list_chats;
 pub mod ping;
+pub mod read_messages;
+pub mod search_contacts;
+pub mod search_groups;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
 pub const QUEUE_GROUP: &str = "wazap-worker";
@@ -122,10 +127,17 @@ async fn dispatch(
     match op {
         op::PING => open::<Ping>(state, payload, ping::handle).await,
         op::JWKS => open::<Jwks>(state, payload, jwks::handle).await,
-        _ => {
-            let _ = grant;
-            finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation")))
+        op::LIST_CHATS => granted::<ListChats>(state, grant, payload, list_chats::handle).await,
+        op::SEARCH_CONTACTS => {
+            granted::<SearchContacts>(state, grant, payload, search_contacts::handle).await
         }
+        op::SEARCH_GROUPS => {
+            granted::<SearchGroups>(state, grant, payload, search_groups::handle).await
+        }
+        op::READ_MESSAGES => {
+            granted::<ReadMessages>(state, grant, payload, read_messages::handle).await
+        }
+        _ => finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation"))),
     }
 }
 
@@ -142,7 +154,6 @@ async fn open<R: Rpc>(
     finish(result)
 }
 
-#[allow(dead_code)]
 /// Serve an op that needs a current grant: authorise first (so an unauthorised caller learns
 /// nothing from validation), then decode, then call the handler with the [`Viewer`].
 async fn granted<R: Rpc>(
