@@ -1,1 +1,418 @@
-//! placeholder
+//! The end-to-end harness: a real worker and real gateways (in-process, on port 0) against real
+//! Postgres and NATS, each test with its own database and NATS subject prefix, driven by an MCP
+//! client (rmcp's Streamable HTTP client) and by raw HTTP where the HTTP layer itself is tested.
+//!
+//! Services: `WAZAP_TEST_DATABASE_URL` (default the machine's Postgres) and `WAZAP_TEST_NATS_URL`
+//! (default `nats://127.0.0.1:4222`; `scripts/test` starts a JetStream-capable server).
+
+pub mod fixtures;
+pub mod mcp;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use wazap_shared::bus::{self, Rpc};
+use wazap_shared::subjects::Subjects;
+use wazap_shared::wire::grants::ReadScope;
+use wazap_shared::wire::sim::SimAck;
+use wazap_shared::{ErrorCode, RpcError};
+use wazap_worker::config::ConnectorKind;
+
+pub use mcp::{Mcp, ToolOutcome};
+
+/// The Postgres server tests create their databases on.
+pub fn database_server_url() -> String {
+    std::env::var("WAZAP_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// The NATS server tests use.
+pub fn nats_url() -> String {
+    std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut b = vec![0u8; bytes];
+    getrandom::fill(&mut b).expect("random bytes");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Quiet logs unless `TEST_LOG` is set.
+pub fn init_logs() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        wazap_shared::telemetry::init("wazap-tests");
+    }
+}
+
+/// A database made for one test; dropped (forcibly) when the value is dropped.
+pub struct TestDb {
+    /// Its URL.
+    pub url: String,
+    name: String,
+}
+
+impl TestDb {
+    /// Create an empty database with a random name.
+    pub async fn create() -> anyhow::Result<Self> {
+        let name = format!("wazap_t_{}", random_hex(8));
+        let url = wazap_worker::db::create_database(&database_server_url(), &name).await?;
+        Ok(Self { url, name })
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let admin = database_server_url();
+        let name = self.name.clone();
+        // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(async move {
+                let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                    .await
+                    .ok()?;
+                tokio::spawn(conn);
+                client
+                    .batch_execute(&format!("drop database if exists {name} with (force)"))
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+    }
+}
+
+/// A worker and its dependencies for one test.
+pub struct Stack {
+    /// The test's database.
+    pub db: TestDb,
+    /// A pool on it, for direct checks and for minting tokens.
+    pub pool: deadpool_postgres::Pool,
+    /// The test's NATS prefix.
+    pub prefix: String,
+    /// Subjects under that prefix.
+    pub subjects: Subjects,
+    /// A NATS client for sim ops and fake responders.
+    pub nats: async_nats::Client,
+    connector: ConnectorKind,
+    worker: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
+}
+
+impl Stack {
+    /// A fresh database and prefix, and a worker on `connector`, ready to answer.
+    pub async fn start(connector: ConnectorKind) -> anyhow::Result<Self> {
+        init_logs();
+        let db = TestDb::create().await?;
+        let pool = wazap_worker::db::pool(&db.url, 4)?;
+        let prefix = format!("t{}", random_hex(6));
+        let subjects = Subjects::new(prefix.clone());
+        let nats = async_nats::connect(nats_url()).await?;
+        let mut stack = Self {
+            db,
+            pool,
+            prefix,
+            subjects,
+            nats,
+            connector,
+            worker: None,
+        };
+        stack.start_worker().await?;
+        Ok(stack)
+    }
+
+    /// The worker's configuration for this stack.
+    pub fn worker_config(&self) -> wazap_worker::Config {
+        wazap_worker::Config {
+            nats_url: nats_url(),
+            nats_prefix: self.prefix.clone(),
+            database_url: self.db.url.clone(),
+            connector: self.connector,
+            owner_password: None,
+        }
+    }
+
+    /// Start the worker (again) and wait until it answers `ping`.
+    pub async fn start_worker(&mut self) -> anyhow::Result<()> {
+        let token = CancellationToken::new();
+        let handle = tokio::spawn(wazap_worker::run(self.worker_config(), token.clone()));
+        self.worker = Some((token, handle));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let ping = self
+                .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
+                .await;
+            if ping.is_ok() {
+                return Ok(());
+            }
+            if let Some((_, h)) = &self.worker
+                && h.is_finished()
+            {
+                let (_, h) = self.worker.take().expect("worker");
+                anyhow::bail!("worker exited during start: {:?}", h.await);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "worker did not answer ping"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stop the worker and wait for it to exit.
+    pub async fn stop_worker(&mut self) -> anyhow::Result<()> {
+        if let Some((token, handle)) = self.worker.take() {
+            token.cancel();
+            tokio::time::timeout(Duration::from_secs(15), handle).await???;
+        }
+        Ok(())
+    }
+
+    /// Call an RPC op directly (no grant), e.g. `ping`.
+    pub async fn rpc<R: Rpc>(&self, req: &R::Request) -> Result<R::Response, RpcError> {
+        bus::call::<R>(
+            &self.nats,
+            &self.subjects,
+            None,
+            req,
+            Some(Duration::from_secs(2)),
+        )
+        .await
+    }
+
+    /// Send a sim op and decode its acknowledgement.
+    pub async fn sim<T: Serialize>(&self, op: &str, payload: &T) -> Result<SimAck, RpcError> {
+        self.sim_raw(op, payload).await
+    }
+
+    /// Send a sim op and decode its reply as `R`.
+    pub async fn sim_raw<T: Serialize, R: DeserializeOwned>(
+        &self,
+        op: &str,
+        payload: &T,
+    ) -> Result<R, RpcError> {
+        let body = serde_json::to_vec(payload).expect("encodable");
+        let msg = tokio::time::timeout(
+            Duration::from_secs(30),
+            self.nats.request(self.subjects.sim(op), body.into()),
+        )
+        .await
+        .map_err(|_| RpcError::new(ErrorCode::DeadlineExceeded, "sim op timed out"))?
+        .map_err(|_| RpcError::new(ErrorCode::WorkerUnavailable, "sim op not answered"))?;
+        bus::decode_reply(&msg.payload)
+    }
+
+    /// Create an AI connection with `scope` and return its bearer token.
+    pub async fn token(&self, scope: ReadScope) -> anyhow::Result<String> {
+        self.token_with(
+            scope,
+            wazap_shared::grant::ConnectionKind::Local,
+            Duration::from_secs(3600),
+        )
+        .await
+        .map(|(_, t)| t)
+    }
+
+    /// Create an AI connection and return `(connection_id, token)`.
+    pub async fn token_with(
+        &self,
+        scope: ReadScope,
+        kind: wazap_shared::grant::ConnectionKind,
+        valid_for: Duration,
+    ) -> anyhow::Result<(String, String)> {
+        let expires_at = chrono::Utc::now() + chrono::Duration::from_std(valid_for)?;
+        let new = wazap_worker::grants::NewConnection {
+            name: "test".into(),
+            kind,
+            expires_at,
+            read_scope: scope,
+        };
+        let (row, token) = wazap_worker::grants::create_connection(&self.pool, new).await?;
+        Ok((row.id, token))
+    }
+
+    /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit).
+    pub async fn gateway(&self, vars: &[(&str, &str)]) -> anyhow::Result<Gateway> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let mut env: HashMap<String, String> = HashMap::new();
+        env.insert("WAZAP_NATS_URL".into(), nats_url());
+        env.insert("WAZAP_NATS_PREFIX".into(), self.prefix.clone());
+        env.insert("WAZAP_MCP_ADDR".into(), addr.to_string());
+        for (k, v) in vars {
+            env.insert((*k).into(), (*v).into());
+        }
+        let config = wazap_gateway::Config::from_source(&env)?;
+        let shutdown = CancellationToken::new();
+        let handle = tokio::spawn(wazap_gateway::run(config, listener, shutdown.clone()));
+        let gw = Gateway {
+            addr,
+            shutdown,
+            handle,
+        };
+        gw.wait_ready().await?;
+        Ok(gw)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if let Some((token, _)) = &self.worker {
+            token.cancel();
+        }
+    }
+}
+
+/// A gateway running in this process.
+pub struct Gateway {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+    handle: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Gateway {
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// A URL on this gateway.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Wait until `/readyz` answers 200.
+    pub async fn wait_ready(&self) -> anyhow::Result<()> {
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if let Ok(r) = http.get(self.url("/readyz")).send().await
+                && r.status() == 200
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::bail!("gateway not ready")
+    }
+
+    /// An MCP client with `token`.
+    pub async fn mcp(&self, token: &str) -> anyhow::Result<Mcp> {
+        Mcp::connect(&self.mcp_url(), token).await
+    }
+
+    /// Stop it and wait for it to exit.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let handle = std::mem::replace(&mut self.handle, tokio::spawn(async { Ok(()) }));
+        tokio::time::timeout(Duration::from_secs(15), handle).await???;
+        Ok(())
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl Stack {
+    /// Inject one message through the sim's live path; returns its `message_id`.
+    pub async fn inject(
+        &self,
+        message: wazap_shared::wire::sim::SimMessage,
+    ) -> anyhow::Result<String> {
+        use wazap_shared::subjects::sim_op;
+        let ack = self
+            .sim(
+                sim_op::INJECT_MESSAGE,
+                &wazap_shared::wire::sim::InjectMessage { message },
+            )
+            .await?;
+        ack.ids
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("inject_message returned no id"))
+    }
+
+    /// Add a contact (phone JID, optional LID) through the sim.
+    pub async fn contact(&self, jid: &str, lid: Option<&str>, name: &str) -> anyhow::Result<()> {
+        use wazap_shared::subjects::sim_op;
+        let c = wazap_shared::wire::sim::UpsertContact {
+            jid: jid.into(),
+            lid: lid.map(Into::into),
+            name: name.into(),
+        };
+        self.sim(sim_op::UPSERT_CONTACT, &c).await?;
+        Ok(())
+    }
+}
+
+impl Stack {
+    /// Sign arbitrary claims with the worker's current key (for expired or wrong-audience tokens).
+    pub async fn sign(&self, claims: &serde_json::Value) -> anyhow::Result<String> {
+        let client = self.pool.get().await?;
+        let row = client
+            .query_one(
+                "select kid, private_pkcs8 from signing_keys where retired_at is null order by created_at desc limit 1",
+                &[],
+            )
+            .await?;
+        let kid: String = row.get(0);
+        let der: Vec<u8> = row.get(1);
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+        header.kid = Some(kid);
+        Ok(jsonwebtoken::encode(
+            &header,
+            claims,
+            &jsonwebtoken::EncodingKey::from_ed_der(&der),
+        )?)
+    }
+
+    /// Run SQL against the test database (to stage states no API offers yet).
+    pub async fn sql(&self, statement: &str) -> anyhow::Result<()> {
+        self.pool.get().await?.batch_execute(statement).await?;
+        Ok(())
+    }
+}
+
+/// POST `body` to `url` with `headers`; returns the status, headers and body as JSON (or
+/// `Value::Null` when the body is not JSON).
+pub async fn post_raw(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> anyhow::Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.body(body).send().await?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.bytes().await?;
+    Ok((
+        status,
+        headers,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// A JSON-RPC `tools/call` body.
+pub fn tools_call_body(name: &str, args: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": args}
+    }))
+    .expect("json")
+}

@@ -1,0 +1,195 @@
+//! Grants and limits at the edge: bad tokens, Host, concurrency, body size, a stopped worker.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wazap_shared::wire::grants::ReadScope;
+use wazap_tests::{Stack, post_raw, tools_call_body};
+use wazap_worker::config::ConnectorKind;
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// The code of a refused call: an HTTP error body, or an `isError` tool result.
+fn code_of(status: u16, body: &serde_json::Value) -> String {
+    if let Some(code) = body["error"]["code"].as_str() {
+        return format!("{status}:{code}");
+    }
+    let text = body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let inner: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    format!("tool:{}", inner["error"]["code"].as_str().unwrap_or("none"))
+}
+
+#[tokio::test]
+async fn bad_tokens_are_unauthenticated() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let url = gw.mcp_url();
+    let call = || tools_call_body("list_chats", json!({}));
+    let now = chrono::Utc::now().timestamp();
+    let (conn, good) = stack
+        .token_with(
+            ReadScope::all(),
+            wazap_shared::grant::ConnectionKind::Local,
+            Duration::from_secs(600),
+        )
+        .await?;
+    let claims = |aud: &str, exp: i64, rev: u32| json!({"sub": conn, "rev": rev, "aud": aud, "exp": exp, "iat": now - 10, "kind": "local"});
+    let expired = stack.sign(&claims("wazap", now - 60, 0)).await?;
+    let wrong_aud = stack.sign(&claims("someone-else", now + 600, 0)).await?;
+
+    let (s, h, b) = post_raw(&url, &[], call()).await?;
+    assert_eq!((s, code_of(s, &b).as_str()), (401, "401:unauthenticated"));
+    assert!(
+        h.get("www-authenticate")
+            .is_some_and(|v| v.to_str().unwrap().starts_with("Bearer"))
+    );
+    for token in ["garbage", "a.b.c", expired.as_str(), wrong_aud.as_str()] {
+        let (s, _, b) = post_raw(&url, &[("authorization", &bearer(token))], call()).await?;
+        assert_eq!(code_of(s, &b), "401:unauthenticated", "token {token:.12}…");
+    }
+    // Tokens never travel in a URL.
+    let (s, _, b) = post_raw(&format!("{url}?access_token={good}"), &[], call()).await?;
+    assert_eq!(code_of(s, &b), "401:unauthenticated");
+
+    // The good token works through a real MCP client…
+    let mcp = gw.mcp(&good).await?;
+    assert!(!mcp.call("list_chats", json!({})).await?.is_error);
+    // …until its credential revision moves on (a rotation), and after revocation.
+    stack
+        .sql(&format!(
+            "update connections set revision = revision + 1 where connection_id = '{conn}'"
+        ))
+        .await?;
+    let stale = mcp.call("list_chats", json!({})).await?;
+    assert_eq!(stale.error_code().as_deref(), Some("unauthenticated"));
+    let (conn2, second) = stack
+        .token_with(
+            ReadScope::all(),
+            wazap_shared::grant::ConnectionKind::Local,
+            Duration::from_secs(600),
+        )
+        .await?;
+    let mcp2 = gw.mcp(&second).await?;
+    assert!(!mcp2.call("list_chats", json!({})).await?.is_error);
+    stack
+        .sql(&format!(
+            "update connections set revoked_at = now() where connection_id = '{conn2}'"
+        ))
+        .await?;
+    let revoked = mcp2.call("list_chats", json!({})).await?;
+    assert_eq!(revoked.error_code().as_deref(), Some("unauthenticated"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
+    let mut stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[("WAZAP_MCP_MAX_CONCURRENCY", "2")]).await?;
+    let token = stack.token(ReadScope::all()).await?;
+    let auth = bearer(&token);
+    let url = gw.mcp_url();
+
+    let (s, _, _) = post_raw(
+        &url,
+        &[("host", "evil.example:80"), ("authorization", &auth)],
+        tools_call_body("list_chats", json!({})),
+    )
+    .await?;
+    assert!(
+        s == 403 || s == 421 || s == 400,
+        "wrong Host refused, got {s}"
+    );
+    let (s, _, b) = post_raw(
+        &url,
+        &[("origin", "http://evil.example"), ("authorization", &auth)],
+        tools_call_body("list_chats", json!({})),
+    )
+    .await?;
+    assert_eq!(s, 403, "foreign browser Origin refused: {b}");
+
+    let big = tools_call_body("list_chats", json!({"query": "x".repeat(70 * 1024)}));
+    let (s, _, b) = post_raw(&url, &[("authorization", &auth)], big).await?;
+    assert_eq!(code_of(s, &b), "413:request_too_large");
+
+    // Hold two calls in flight: the worker is replaced by a responder that answers slowly.
+    stack.stop_worker().await?;
+    let mut slow = stack
+        .nats
+        .subscribe(stack.subjects.rpc("list_chats"))
+        .await?;
+    let nats = stack.nats.clone();
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        while let Some(msg) = slow.next().await {
+            let nats = nats.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                if let Some(reply) = msg.reply {
+                    let _ = nats
+                        .publish(
+                            reply,
+                            r#"{"ok":{"account_id":"default","chats":[]}}"#.into(),
+                        )
+                        .await;
+                }
+            });
+        }
+    });
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let (url, auth) = (url.clone(), auth.clone());
+            tokio::spawn(async move {
+                post_raw(
+                    &url,
+                    &[("authorization", &auth)],
+                    tools_call_body("list_chats", json!({})),
+                )
+                .await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (s, h, b) = post_raw(
+        &url,
+        &[("authorization", &auth)],
+        tools_call_body("list_chats", json!({})),
+    )
+    .await?;
+    assert_eq!(code_of(s, &b), "429:busy");
+    assert!(h.get("retry-after").is_some());
+    for h in held {
+        let (s, _, _) = h.await??;
+        assert_eq!(s, 200, "the held calls complete");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_stopped_worker_is_worker_unavailable_within_a_second() -> anyhow::Result<()> {
+    let mut stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    assert!(!mcp.call("list_chats", json!({})).await?.is_error);
+    stack.stop_worker().await?;
+    let started = Instant::now();
+    let r = mcp
+        .call("read_messages", json!({"chat_id": "status"}))
+        .await?;
+    assert_eq!(r.error_code().as_deref(), Some("worker_unavailable"));
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
+    // The gateway says it is not ready; the worker's return makes it ready again.
+    let ready = reqwest::get(gw.url("/readyz")).await?.status().as_u16();
+    assert_eq!(ready, 503);
+    stack.start_worker().await?;
+    gw.wait_ready().await?;
+    assert!(!mcp.call("list_chats", json!({})).await?.is_error);
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! End-to-end: worker + gateway against real Postgres and NATS, driven through `/mcp`.
+
+mod auth;
+mod reading;
+mod scope;
+mod tools;

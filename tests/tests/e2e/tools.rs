@@ -1,0 +1,118 @@
+//! Every tool lists annotations and an outputSchema, and every structured result validates
+//! against its schema (on the demo archive, which has every kind of message).
+
+use serde_json::{Value, json};
+use wazap_shared::wire::grants::ReadScope;
+use wazap_tests::Stack;
+use wazap_worker::config::ConnectorKind;
+
+const READ_TOOLS: [&str; 4] = [
+    "list_chats",
+    "search_contacts",
+    "search_groups",
+    "read_messages",
+];
+
+fn validate(schema: &Value, instance: &Value) {
+    let validator = jsonschema::validator_for(schema).expect("outputSchema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "structuredContent violates outputSchema: {errors:?}\n{instance}"
+    );
+}
+
+#[tokio::test]
+async fn tools_list_annotations_and_results_match_their_schemas() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Demo).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+
+    let tools = mcp.tools().await?;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in READ_TOOLS {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    for tool in &tools {
+        let a = &tool["annotations"];
+        assert_eq!(a["readOnlyHint"], true, "{tool}");
+        assert_eq!(a["destructiveHint"], false, "{tool}");
+        assert_eq!(a["idempotentHint"], true, "{tool}");
+        assert!(a["openWorldHint"].is_boolean(), "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert!(
+            tool["description"].as_str().is_some_and(|d| d.len() > 20),
+            "{tool}"
+        );
+        // Every input property is described for the agent.
+        for (field, prop) in tool["inputSchema"]["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            assert!(
+                prop["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{field} of {tool}"
+            );
+        }
+    }
+    let schema = |name: &str| -> Value {
+        tools.iter().find(|t| t["name"] == name).expect("tool")["outputSchema"].clone()
+    };
+
+    let chats = mcp.call("list_chats", json!({"limit": 200})).await?;
+    let listed = chats.ok().clone();
+    validate(&schema("list_chats"), &listed);
+    // The text block carries the same JSON as structuredContent.
+    assert_eq!(serde_json::from_str::<Value>(&chats.text)?, listed);
+    let all = listed["chats"].as_array().expect("chats");
+    assert!(all.len() >= 8, "demo has 8+ chats, got {}", all.len());
+    assert!(all.iter().filter(|c| c["kind"] == "group").count() >= 3);
+    assert_eq!(listed["account_id"], "default");
+
+    let groups = mcp.call("search_groups", json!({"query": "a"})).await?;
+    validate(&schema("search_groups"), groups.ok());
+    let contacts = mcp.call("search_contacts", json!({"query": "a"})).await?;
+    validate(&schema("search_contacts"), contacts.ok());
+    assert!(
+        !contacts.ok()["contacts"]
+            .as_array()
+            .expect("contacts")
+            .is_empty()
+    );
+
+    // Every chat reads and validates, with previews where there are photos.
+    let mut previews = 0;
+    for chat in all {
+        let r = mcp
+            .call(
+                "read_messages",
+                json!({"chat_id": chat["chat_id"], "limit": 200, "include_previews": true}),
+            )
+            .await?;
+        validate(&schema("read_messages"), r.ok());
+        assert_eq!(r.ok()["sync"], "demo");
+        assert_eq!(
+            r.images.len() as u64,
+            r.ok()["preview_count"].as_u64().expect("preview_count")
+        );
+        for (mime, data) in &r.images {
+            assert_eq!(mime, "image/jpeg");
+            assert!(data.starts_with("/9j/"), "a JPEG in base64");
+        }
+        previews += r.images.len();
+    }
+    assert!(previews >= 1, "the demo's photos give previews");
+    let status = mcp
+        .call("read_messages", json!({"chat_id": "status"}))
+        .await?;
+    validate(&schema("read_messages"), status.ok());
+    assert!(
+        status.ok()["count"].as_u64().expect("count") >= 3,
+        "demo has 3+ stories in 24 h"
+    );
+    Ok(())
+}
