@@ -110,7 +110,11 @@ impl Stack {
     /// A fresh database and prefix, and a worker on `connector`, ready to answer.
     pub async fn start(connector: ConnectorKind) -> anyhow::Result<Self> {
         init_logs();
-        let db = TestDb::create().await?;
+        Self::on(TestDb::create().await?, connector).await
+    }
+
+    /// A worker on `connector` over an existing test database (e.g. one the benchmark filled).
+    pub async fn on(db: TestDb, connector: ConnectorKind) -> anyhow::Result<Self> {
         let pool = wazap_worker::db::pool(&db.url, 4)?;
         let prefix = format!("t{}", random_hex(6));
         let subjects = Subjects::new(prefix.clone());

@@ -1,0 +1,55 @@
+//! Command-line arguments of `wazap-bench`.
+
+/// Usage text.
+pub(crate) const USAGE: &str =
+    "usage: wazap-bench [--messages N] [--chats N] [--jsonl FILE] [--requests N] [--out FILE]
+  --messages N   synthetic messages to ingest (default 1000000)
+  --chats N      synthetic chats, 10% groups (default 5000)
+  --jsonl FILE   load the archive from FILE instead: one JSON object a line with
+                 chat_id, message_id, sender, timestamp (RFC 3339), text, kind, from_me
+  --requests N   measured calls per tool, after 10% warm-up (default 2000)
+  --out FILE     where the JSON figures go (default bench-results.json)
+Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
+
+/// Parsed arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Args {
+    pub(crate) messages: usize,
+    pub(crate) chats: usize,
+    pub(crate) jsonl: Option<String>,
+    pub(crate) requests: usize,
+    pub(crate) out: String,
+}
+
+impl Args {
+    /// Parse `argv` (without the program name).
+    pub(crate) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Self, String> {
+        let mut a = Args {
+            messages: 1_000_000,
+            chats: 5_000,
+            jsonl: None,
+            requests: 2_000,
+            out: "bench-results.json".into(),
+        };
+        while let Some(flag) = argv.next() {
+            let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
+            let number = |v: String| {
+                v.parse::<usize>()
+                    .map_err(|_| format!("{flag}: expected a whole number"))
+            };
+            match flag.as_str() {
+                "--messages" => a.messages = number(value()?)?,
+                "--chats" => a.chats = number(value()?)?,
+                "--requests" => a.requests = number(value()?)?,
+                "--jsonl" => a.jsonl = Some(value()?),
+                "--out" => a.out = value()?,
+                "-h" | "--help" => return Err("help".into()),
+                other => return Err(format!("unknown argument {other}")),
+            }
+        }
+        if a.chats == 0 || a.messages < a.chats {
+            return Err("--messages must be at least --chats, and --chats at least 1".into());
+        }
+        Ok(a)
+    }
+}

@@ -1,0 +1,103 @@
+//! Phase 1: fill the archive through the worker's batch ingest path (the history-sync path),
+//! all indexes live, and measure messages per second.
+
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use wazap_shared::ids::DEFAULT_ACCOUNT;
+use wazap_worker::archive::Archive;
+
+use crate::args::Args;
+use crate::dataset::{self, Rng};
+
+/// What ingest measured.
+#[derive(Debug, Clone)]
+pub(crate) struct IngestFigures {
+    /// Messages offered.
+    pub(crate) offered: usize,
+    /// Messages newly stored.
+    pub(crate) stored: u64,
+    /// Wall time in seconds.
+    pub(crate) seconds: f64,
+    /// The busy chat's opaque id.
+    pub(crate) busy_chat_id: String,
+    /// Chats in the archive.
+    pub(crate) chats: i64,
+}
+
+/// Messages handed to the archive per call (it commits them in its own chunks).
+const SLAB: usize = 20_000;
+
+/// Migrate the database at `url` and ingest the benchmark's data set into it.
+pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures> {
+    let pool = wazap_worker::db::pool(url, 4)?;
+    wazap_worker::db::migrate(&pool).await?;
+    let shutdown = CancellationToken::new();
+    let archive = Archive::start(pool.clone(), shutdown.clone()).await?;
+
+    let (source, busy_jid, offered) = match &args.jsonl {
+        Some(path) => {
+            let (messages, busy) = dataset::jsonl(path)?;
+            let n = messages.len();
+            (Source::File(messages), busy, n)
+        }
+        None => (
+            Source::Synthetic,
+            dataset::chat_jid(dataset::BUSY_CHAT),
+            args.messages,
+        ),
+    };
+    eprintln!("wazap-bench: ingesting {offered} messages through the batch path");
+    let now = chrono::Utc::now();
+    let mut rng = Rng::new(0x5eed);
+    let mut file = match source {
+        Source::File(m) => Some(m.into_iter()),
+        Source::Synthetic => None,
+    };
+    let started = Instant::now();
+    let mut stored = 0u64;
+    let mut done = 0usize;
+    let mut next_report = 100_000;
+    while done < offered {
+        let to = (done + SLAB).min(offered);
+        let slab = match file.as_mut() {
+            Some(it) => it.by_ref().take(to - done).collect(),
+            None => dataset::synthetic(done, to, offered, args.chats, now, &mut rng),
+        };
+        stored += u64::from(archive.ingest_batch(DEFAULT_ACCOUNT, slab).await?);
+        done = to;
+        if done >= next_report || done == offered {
+            let rate = done as f64 / started.elapsed().as_secs_f64();
+            eprintln!("wazap-bench: {done}/{offered} ingested ({rate:.0} msg/s)");
+            next_report += 100_000;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    shutdown.cancel();
+
+    let client = pool.get().await?;
+    let busy_chat_id: String = client
+        .query_one(
+            "select chat_id from chat_aliases where account_id = $1 and jid = $2",
+            &[&DEFAULT_ACCOUNT, &busy_jid],
+        )
+        .await?
+        .get(0);
+    let chats: i64 = client
+        .query_one("select count(*) from chats", &[])
+        .await?
+        .get(0);
+    client.batch_execute("vacuum analyze").await?;
+    Ok(IngestFigures {
+        offered,
+        stored,
+        seconds,
+        busy_chat_id,
+        chats,
+    })
+}
+
+enum Source {
+    Synthetic,
+    File(Vec<wazap_worker::archive::Inbound>),
+}

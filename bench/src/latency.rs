@@ -1,0 +1,159 @@
+//! Phase 2: tools end to end through `/mcp` with an MCP client at concurrency 2, and the report.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wazap_tests::Mcp;
+
+use crate::args::Args;
+use crate::ingest::IngestFigures;
+
+/// Latency figures of one measured call.
+#[derive(Debug, Clone)]
+pub(crate) struct Latency {
+    name: String,
+    calls: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    per_sec: f64,
+    budget: &'static str,
+}
+
+/// Everything measured in one run.
+pub(crate) struct Report {
+    args: Args,
+    ingest: IngestFigures,
+    latencies: Vec<Latency>,
+}
+
+impl Report {
+    /// A report for `args` with the ingest figures.
+    pub(crate) fn new(args: &Args, ingest: IngestFigures) -> Self {
+        Self {
+            args: args.clone(),
+            ingest,
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Print the table on stdout.
+    pub(crate) fn print(&self) {
+        let i = &self.ingest;
+        println!(
+            "\nwazap-bench — {} messages over {} chats",
+            i.stored, i.chats
+        );
+        println!("| measure | calls | p50 ms | p99 ms | max ms | per s | budget (DESIGN §11) |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        println!(
+            "| history ingest (batch path, all indexes) | {} | | | | {:.0} | ≥ 50,000 msg/s |",
+            i.offered,
+            i.offered as f64 / i.seconds
+        );
+        for l in &self.latencies {
+            println!(
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0} | {} |",
+                l.name, l.calls, l.p50_ms, l.p99_ms, l.max_ms, l.per_sec, l.budget
+            );
+        }
+    }
+
+    /// The figures as JSON.
+    pub(crate) fn to_json(&self) -> Value {
+        let i = &self.ingest;
+        json!({
+            "dataset": {"source": self.args.jsonl.clone().unwrap_or_else(|| "synthetic".into()),
+                        "messages": i.stored, "offered": i.offered, "chats": i.chats},
+            "ingest": {"seconds": i.seconds, "messages_per_second": i.offered as f64 / i.seconds},
+            "latency": self.latencies.iter().map(|l| json!({
+                "name": l.name, "calls": l.calls, "p50_ms": l.p50_ms, "p99_ms": l.p99_ms,
+                "max_ms": l.max_ms, "per_second": l.per_sec, "budget": l.budget,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Measure the read tools.
+pub(crate) async fn run_reads(
+    url: &str,
+    token: &str,
+    args: &Args,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let busy = report.ingest.busy_chat_id.clone();
+    let cases: [(&str, &str, Value, &'static str); 2] = [
+        (
+            "read_messages (50 latest, busy chat)",
+            "read_messages",
+            json!({"chat_id": busy, "limit": 50}),
+            "p50 ≤ 1.5 ms, p99 ≤ 5 ms",
+        ),
+        (
+            "list_chats (50)",
+            "list_chats",
+            json!({"limit": 50}),
+            "p50 ≤ 2 ms, p99 ≤ 6 ms",
+        ),
+    ];
+    for (label, tool, call_args, budget) in cases {
+        let l = measure(url, token, tool, &call_args, args.requests).await?;
+        report.latencies.push(Latency {
+            name: label.into(),
+            budget,
+            ..l
+        });
+    }
+    Ok(())
+}
+
+/// Call `tool` `n` times from two clients at once (after a 10% warm-up) and summarise.
+async fn measure(
+    url: &str,
+    token: &str,
+    tool: &str,
+    call_args: &Value,
+    n: usize,
+) -> anyhow::Result<Latency> {
+    let clients = [
+        Mcp::connect(url, token).await?,
+        Mcp::connect(url, token).await?,
+    ];
+    for c in &clients {
+        for _ in 0..(n / 20).max(5) {
+            let r = c.call(tool, call_args.clone()).await?;
+            anyhow::ensure!(!r.is_error, "{tool} failed during warm-up: {}", r.text);
+        }
+    }
+    let started = Instant::now();
+    let runs = clients.iter().map(|c| async move {
+        let mut times = Vec::with_capacity(n / 2);
+        for _ in 0..n / 2 {
+            let t = Instant::now();
+            let r = c.call(tool, call_args.clone()).await?;
+            times.push(t.elapsed());
+            anyhow::ensure!(!r.is_error, "{tool} failed: {}", r.text);
+        }
+        Ok::<_, anyhow::Error>(times)
+    });
+    let mut times: Vec<Duration> = Vec::with_capacity(n);
+    for t in futures::future::try_join_all(runs).await? {
+        times.extend(t);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    for c in clients {
+        c.close().await;
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let pick = |q: f64| ms(times[((times.len() as f64 * q) as usize).min(times.len() - 1)]);
+    Ok(Latency {
+        name: tool.into(),
+        calls: times.len(),
+        p50_ms: pick(0.50),
+        p99_ms: pick(0.99),
+        max_ms: ms(*times.last().expect("calls")),
+        per_sec: times.len() as f64 / wall,
+        budget: "",
+    })
+}

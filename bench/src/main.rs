@@ -1,0 +1,44 @@
+//! `wazap-bench`: fills a fresh archive through the worker's batch ingest path, then measures
+//! tools end to end through `/mcp` (gateway → NATS → worker → Postgres) with an MCP client.
+//! Prints a table and writes the figures as JSON. DESIGN §11 holds the budgets.
+
+mod args;
+mod dataset;
+mod ingest;
+mod latency;
+
+use std::time::Duration;
+
+use wazap_shared::wire::grants::ReadScope;
+use wazap_tests::{Stack, TestDb};
+use wazap_worker::config::ConnectorKind;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = match args::Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(msg) => {
+            eprintln!("wazap-bench: {msg}\n{}", args::USAGE);
+            std::process::exit(64);
+        }
+    };
+    let db = TestDb::create().await?;
+    eprintln!(
+        "wazap-bench: database {}",
+        db.url.rsplit('/').next().unwrap_or_default()
+    );
+    let ingest = ingest::fill(&db.url, &args).await?;
+
+    let stack = Stack::on(db, ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[("WAZAP_MCP_MAX_CONCURRENCY", "2")]).await?;
+    let token = stack.token(ReadScope::all()).await?;
+    let mut report = latency::Report::new(&args, ingest);
+    latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
+    report.print();
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&report.to_json())?)?;
+    eprintln!("wazap-bench: wrote {}", args.out);
+    gw.stop().await?;
+    drop(stack);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(())
+}
