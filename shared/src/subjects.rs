@@ -32,6 +32,8 @@ pub mod sim_op {
     pub const HISTORY_SYNC: &str = "history_sync";
     /// Set the session state.
     pub const SET_STATE: &str = "set_state";
+    /// Set the account's own phone JID and/or LID (so @-mentions of it count as `mentions_me`).
+    pub const SET_ACCOUNT: &str = "set_account";
 }
 
 /// Subject builder for one deployment prefix.

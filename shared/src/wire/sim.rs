@@ -144,6 +144,17 @@ pub struct SetState {
     pub state: SyncState,
 }
 
+/// Op `set_account`: who the linked account is, as WhatsApp names it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SetAccount {
+    /// The account's phone-number JID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_jid: Option<String>,
+    /// The account's LID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_lid: Option<String>,
+}
+
 /// Every sim op answers with this (or a [`crate::bus::Reply`] error).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SimAck {

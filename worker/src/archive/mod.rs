@@ -1,8 +1,31 @@
-//! The archive: the single writer that gives messages their positions, identity resolution
-//! (JIDs → opaque ids), and the read queries behind the read tools.
+//! The archive: the single writer that gives messages their positions ([`writer`]), identity
+//! resolution (JIDs → opaque ids, [`ids`], [`jid`]), the `#private` rule, and the read queries
+//! behind the read tools ([`read`]).
+//!
+//! Connectors feed it through a connector-independent ingest API ([`Inbound`],
+//! [`Archive::ingest_live`], [`Archive::ingest_batch`], contact and group upserts); handlers
+//! read through [`read`] with the caller's [`crate::viewer::Viewer`].
+
+mod events;
+pub(crate) mod ids;
+pub(crate) mod jid;
+mod model;
+pub(crate) mod private;
+pub(crate) mod read;
+mod writer;
 
 use deadpool_postgres::Pool;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
+
+pub use self::events::spawn_event_publisher;
+use self::ids::IdKey;
+pub use self::model::{ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome};
+use self::writer::{Command, Writer};
+
+/// Messages per history transaction: large enough for set-based speed, small enough that live
+/// messages wait at most one chunk.
+pub const BATCH_CHUNK: usize = 2_000;
 
 /// The archive's identity, created with the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,21 +34,196 @@ pub struct ArchiveMeta {
     pub archive_id: uuid::Uuid,
 }
 
-/// A handle to the archive: its identity and its single writer.
+/// A handle to the archive: its identity and its single writer. Cheap to clone.
 #[derive(Clone)]
 pub struct Archive {
     meta: ArchiveMeta,
+    tx: mpsc::Sender<Command>,
+    committed: watch::Receiver<i64>,
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("archive_id", &self.meta.archive_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Archive {
-    /// Load (or create) the archive's identity and the default account, and start the writer.
+    /// Load (or create) the archive's identity (a random `archive_id` and 32-byte id key) and
+    /// the default account, and start the writer task, which stops with `shutdown`. Expects
+    /// the migrations applied.
     pub async fn start(pool: Pool, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        let _ = (pool, shutdown);
-        todo!("archive writer")
+        let client = pool.get().await?;
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret)
+            .map_err(|e| anyhow::anyhow!("no system randomness for the id key: {e}"))?;
+        client
+            .execute(
+                "insert into archive_meta (archive_id, id_key) values ($1::text::uuid, $2)
+                 on conflict (singleton) do nothing",
+                &[&uuid::Uuid::new_v4().to_string(), &secret.as_slice()],
+            )
+            .await?;
+        let row = client
+            .query_one("select archive_id::text, id_key from archive_meta", &[])
+            .await?;
+        let archive_id: uuid::Uuid = row.get::<_, String>(0).parse()?;
+        let key = IdKey::new(row.get::<_, &[u8]>(1));
+        client
+            .execute(
+                "insert into accounts (account_id) values ($1) on conflict do nothing",
+                &[&wazap_shared::ids::DEFAULT_ACCOUNT],
+            )
+            .await?;
+        if writer::stats::recompute(&client).await? {
+            tracing::warn!("chat statistics repaired after an unclean stop");
+        }
+        let last: i64 = client
+            .query_one("select coalesce(max(position), 0) from messages", &[])
+            .await?
+            .get(0);
+        drop(client);
+        let (committed_tx, committed) = watch::channel(last);
+        let (tx, rx) = mpsc::channel(1024);
+        let writer = Writer::new(pool, key, last, committed_tx);
+        tokio::spawn(writer.run(rx, shutdown));
+        tracing::info!(archive.id = %archive_id, position = last, "archive started");
+        Ok(Self {
+            meta: ArchiveMeta { archive_id },
+            tx,
+            committed,
+        })
     }
 
     /// The archive's identity.
     pub fn meta(&self) -> &ArchiveMeta {
         &self.meta
+    }
+
+    /// The highest committed message position; it changes after each commit that stored
+    /// messages. Subscribe before querying so nothing slips between.
+    pub fn committed(&self) -> watch::Receiver<i64> {
+        self.committed.clone()
+    }
+
+    async fn call<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<anyhow::Result<T>>) -> Command,
+    ) -> anyhow::Result<T> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(make(reply))
+            .await
+            .map_err(|_| anyhow::anyhow!("the archive writer has stopped"))?;
+        rx.await
+            .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))?
+    }
+
+    /// Store one live message in its own transaction (grouped with other live messages waiting
+    /// at the same moment). Returns once it is committed.
+    pub async fn ingest_live(
+        &self,
+        account: &str,
+        message: Inbound,
+    ) -> anyhow::Result<IngestOutcome> {
+        let mut out = self
+            .call(|reply| Command::Messages {
+                account: account.to_owned(),
+                messages: vec![message],
+                live: true,
+                last: true,
+                reply,
+            })
+            .await?;
+        out.pop()
+            .ok_or_else(|| anyhow::anyhow!("the writer returned no outcome"))
+    }
+
+    /// Store a history page, [`BATCH_CHUNK`] messages per transaction; returns how many
+    /// messages (and stories) were newly stored.
+    pub async fn ingest_batch(&self, account: &str, messages: Vec<Inbound>) -> anyhow::Result<u32> {
+        let outcomes = self.ingest_batch_outcomes(account, messages).await?;
+        Ok(outcomes
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    IngestOutcome::Stored { .. } | IngestOutcome::Story { new: true, .. }
+                )
+            })
+            .count() as u32)
+    }
+
+    /// Like [`Archive::ingest_batch`], with one outcome per input message, in input order.
+    pub async fn ingest_batch_outcomes(
+        &self,
+        account: &str,
+        messages: Vec<Inbound>,
+    ) -> anyhow::Result<Vec<IngestOutcome>> {
+        let total = messages.len();
+        let mut outcomes = Vec::with_capacity(total);
+        let mut rest = messages.into_iter();
+        loop {
+            let chunk: Vec<Inbound> = rest.by_ref().take(BATCH_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let last = outcomes.len() + chunk.len() >= total;
+            let out = self
+                .call(|reply| Command::Messages {
+                    account: account.to_owned(),
+                    messages: chunk,
+                    live: false,
+                    last,
+                    reply,
+                })
+                .await?;
+            outcomes.extend(out);
+        }
+        Ok(outcomes)
+    }
+
+    /// Add or update a contact; with a LID, both forms become one chat (merging two existing
+    /// chats into the older). Returns the chat id.
+    pub async fn upsert_contact(
+        &self,
+        account: &str,
+        update: ContactUpdate,
+    ) -> anyhow::Result<String> {
+        self.call(|reply| Command::Contact {
+            account: account.to_owned(),
+            update,
+            reply,
+        })
+        .await
+    }
+
+    /// Add or update a group's subject and participant count. Returns the chat id.
+    pub async fn upsert_group(&self, account: &str, update: GroupUpdate) -> anyhow::Result<String> {
+        self.call(|reply| Command::Group {
+            account: account.to_owned(),
+            update,
+            reply,
+        })
+        .await
+    }
+
+    /// Record the account's own phone JID and/or LID (used for `mentions_me`), creating the
+    /// account when it does not exist yet.
+    pub async fn set_own_ids(
+        &self,
+        account: &str,
+        jid: Option<String>,
+        lid: Option<String>,
+    ) -> anyhow::Result<()> {
+        self.call(|reply| Command::Own {
+            account: account.to_owned(),
+            jid,
+            lid,
+            reply,
+        })
+        .await
     }
 }

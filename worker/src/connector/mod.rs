@@ -1,11 +1,20 @@
 //! Connectors: the WhatsApp side of the worker. `demo` serves a built-in sample archive, `sim`
 //! is a deterministic test peer driven over NATS, and `whatsapp` (a later issue) is the real
-//! connection. Everything a connector observes enters the archive through [`crate::archive`].
+//! connection. Everything a connector observes enters the archive through [`crate::archive`];
+//! [`sim::to_inbound`] maps the sim's wire messages (also the demo's) onto [`Inbound`].
+//!
+//! [`Inbound`]: crate::archive::Inbound
 
 use std::sync::Arc;
 
+use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
+
+use crate::archive::Archive;
+use crate::config::ConnectorKind;
 
 pub mod demo;
 pub mod demo_data;
@@ -31,3 +40,30 @@ pub trait Connector: Send + Sync + 'static {
 
 /// A shared connector handle.
 pub type DynConnector = Arc<dyn Connector>;
+
+/// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
+/// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns). The real
+/// `whatsapp` connector is not built yet: that is an error.
+pub async fn start(
+    kind: ConnectorKind,
+    archive: Archive,
+    pool: Pool,
+    nats: async_nats::Client,
+    subjects: Subjects,
+    shutdown: CancellationToken,
+) -> anyhow::Result<DynConnector> {
+    match kind {
+        ConnectorKind::Whatsapp => anyhow::bail!(
+            "the whatsapp connector is not built yet; run with WAZAP_CONNECTOR=demo or sim"
+        ),
+        ConnectorKind::Demo => {
+            demo::seed(&archive, &pool, chrono::Utc::now()).await?;
+            Ok(Arc::new(demo::DemoConnector))
+        }
+        ConnectorKind::Sim => {
+            let sim = sim::SimConnector::new(archive, pool);
+            sim.clone().serve(nats, subjects, shutdown).await?;
+            Ok(sim)
+        }
+    }
+}

@@ -1,1 +1,464 @@
-//! The `sim` connector: a deterministic test peer driven over NATS `<prefix>.sim.<op>`.
+//! The `sim` connector: a deterministic test peer driven over NATS `<prefix>.sim.<op>` (only
+//! with `WAZAP_CONNECTOR=sim`). Every op takes a JSON body from `wazap_shared::wire::sim` and
+//! answers `{"ok": {"stored": N, "ids": [...]}}` (a `SimAck`) or `{"error": {"code", "message"}}`
+//! (`invalid_argument` naming the field for a bad payload). Peers are WhatsApp JIDs
+//! (`972501234567@s.whatsapp.net`, `123@lid`, `120363…@g.us`); all ops act on the default
+//! account.
+//!
+//! | op | body | effect, ack |
+//! | --- | --- | --- |
+//! | `inject_message` | `{"message": SimMessage}` | live path; `ids: [message_id]` (also for a duplicate), `stored` 1 when new |
+//! | `history_sync` | `{"messages": [SimMessage]}` | batch path; `stored` = newly stored, `ids[i]` = id of input i (`""` when excluded by policy) |
+//! | `history_page` | `{"chat": jid, "messages": [SimMessage]}` | queued until `read_messages` asks the phone for older history of that chat; then stored through the batch path |
+//! | `inject_story` | `InjectStory` | a status story; `ids: [story message_id]` |
+//! | `upsert_contact` | `{"jid", "lid"?, "name"}` | contact; with `lid` both forms are one chat; `ids: [chat_id]` |
+//! | `upsert_group` | `{"jid", "name", "participants": [jid]}` | group; `ids: [chat_id]` |
+//! | `set_state` | `{"state": "live" \| "offline" \| …}` | the session state reads report (default `live`) |
+//! | `set_account` | `{"own_jid"?, "own_lid"?}` | the account's own JIDs (for `mentions_me`) |
+//!
+//! `SimMessage`: `chat`, `id` (WhatsApp id), `sender` (groups), `push_name`, `from_me`,
+//! `timestamp`, `type`, `text` (caption; emoji for a reaction), `reply_to` (WhatsApp id replied
+//! to, reacted to, edited or deleted), `mentions`, `attachment` (`mime_type`, `filename`,
+//! `seconds`, `data_base64` kept so downloads work, `thumbnail_base64` JPEG), `edit`. A message
+//! to `status@broadcast` is a story.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use deadpool_postgres::Pool;
+use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use wazap_shared::bus::{Reply, encode_reply};
+use wazap_shared::ids::DEFAULT_ACCOUNT;
+use wazap_shared::subjects::{Subjects, sim_op};
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::sim::{
+    HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState, SimAck,
+    SimAttachment, SimMessage, UpsertContact, UpsertGroup,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::Connector;
+use crate::archive::jid::{Jid, JidKind, STATUS_JID};
+use crate::archive::{
+    Archive, ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome,
+};
+
+/// A queued history page: account, canonical chat JID, messages.
+type Page = (String, String, Vec<Inbound>);
+
+/// The sim connector: session states per account and history pages waiting to be asked for.
+pub struct SimConnector {
+    archive: Archive,
+    pool: Pool,
+    states: Mutex<HashMap<String, SyncState>>,
+    pages: Mutex<Vec<Page>>,
+}
+
+impl std::fmt::Debug for SimConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConnector").finish_non_exhaustive()
+    }
+}
+
+impl Connector for SimConnector {
+    fn state(&self, account_id: &str) -> SyncState {
+        self.states
+            .lock()
+            .expect("sim state lock")
+            .get(account_id)
+            .copied()
+            .unwrap_or(SyncState::Live)
+    }
+
+    fn can_send(&self) -> bool {
+        true
+    }
+
+    fn fetch_older(
+        &self,
+        account_id: &str,
+        chat_id: &str,
+        wait: Duration,
+    ) -> BoxFuture<'_, anyhow::Result<u32>> {
+        let (account, chat) = (account_id.to_owned(), chat_id.to_owned());
+        Box::pin(async move {
+            match tokio::time::timeout(wait, self.serve_pages(&account, &chat)).await {
+                Ok(r) => r,
+                Err(_) => Ok(0),
+            }
+        })
+    }
+}
+
+impl SimConnector {
+    /// A sim over `archive`; `pool` resolves queued pages' chats.
+    pub fn new(archive: Archive, pool: Pool) -> Arc<Self> {
+        Arc::new(Self {
+            archive,
+            pool,
+            states: Mutex::new(HashMap::new()),
+            pages: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Subscribe to `<prefix>.sim.>` (confirmed by the server before this returns) and answer
+    /// ops, one at a time in arrival order, until `shutdown`.
+    pub async fn serve(
+        self: Arc<Self>,
+        nats: async_nats::Client,
+        subjects: Subjects,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<()> {
+        let mut sub = nats.subscribe(subjects.sim_all()).await?;
+        nats.flush().await?;
+        tokio::spawn(async move {
+            loop {
+                let msg = tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    m = sub.next() => match m {
+                        Some(m) => m,
+                        None => break,
+                    },
+                };
+                let Some(reply_to) = msg.reply.clone() else {
+                    continue;
+                };
+                let op = subjects
+                    .op_of(msg.subject.as_str(), "sim")
+                    .unwrap_or_default();
+                let reply = Reply::from(self.handle(op, &msg.payload).await);
+                if let Err(e) = nats.publish(reply_to, encode_reply(&reply)).await {
+                    tracing::warn!(error = %e, op, "sim reply not sent");
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Run one op.
+    async fn handle(&self, op: &str, body: &[u8]) -> Result<SimAck, RpcError> {
+        let account = DEFAULT_ACCOUNT;
+        match op {
+            sim_op::INJECT_MESSAGE => {
+                let req: InjectMessage = decode(body)?;
+                let inbound = to_inbound(req.message)?;
+                let out = self
+                    .archive
+                    .ingest_live(account, inbound)
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                ack_one(out)
+            }
+            sim_op::INJECT_STORY => {
+                let req: InjectStory = decode(body)?;
+                let inbound = story_to_inbound(req)?;
+                let out = self
+                    .archive
+                    .ingest_live(account, inbound)
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                ack_one(out)
+            }
+            sim_op::HISTORY_SYNC => {
+                let req: HistorySync = decode(body)?;
+                let inbound = to_inbound_all(req.messages)?;
+                let outcomes = self
+                    .archive
+                    .ingest_batch_outcomes(account, inbound)
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                Ok(ack_many(&outcomes))
+            }
+            sim_op::HISTORY_PAGE => {
+                let req: HistoryPage = decode(body)?;
+                let chat = Jid::parse(&req.chat)
+                    .filter(|j| j.kind != JidKind::Status)
+                    .ok_or_else(|| {
+                        RpcError::invalid("chat", "expected a person's or group's JID")
+                    })?;
+                let inbound = to_inbound_all(req.messages)?;
+                self.pages.lock().expect("sim pages lock").push((
+                    account.to_owned(),
+                    chat.canonical,
+                    inbound,
+                ));
+                Ok(SimAck::default())
+            }
+            sim_op::UPSERT_CONTACT => {
+                let req: UpsertContact = decode(body)?;
+                direct_jid(&req.jid, "jid")?;
+                if let Some(lid) = &req.lid {
+                    Jid::parse(lid)
+                        .filter(Jid::is_lid)
+                        .ok_or_else(|| RpcError::invalid("lid", "expected a LID (…@lid)"))?;
+                }
+                let chat = self
+                    .archive
+                    .upsert_contact(
+                        account,
+                        ContactUpdate {
+                            jid: req.jid,
+                            lid: req.lid,
+                            name: req.name,
+                        },
+                    )
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                Ok(SimAck {
+                    stored: 1,
+                    ids: vec![chat],
+                })
+            }
+            sim_op::UPSERT_GROUP => {
+                let req: UpsertGroup = decode(body)?;
+                Jid::parse(&req.jid)
+                    .filter(|j| j.kind == JidKind::Group)
+                    .ok_or_else(|| RpcError::invalid("jid", "expected a group JID (…@g.us)"))?;
+                for p in &req.participants {
+                    direct_jid(p, "participants")?;
+                }
+                let chat = self
+                    .archive
+                    .upsert_group(
+                        account,
+                        GroupUpdate {
+                            jid: req.jid,
+                            name: req.name,
+                            participants: req.participants,
+                        },
+                    )
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                Ok(SimAck {
+                    stored: 1,
+                    ids: vec![chat],
+                })
+            }
+            sim_op::SET_STATE => {
+                let req: SetState = decode(body)?;
+                self.states
+                    .lock()
+                    .expect("sim state lock")
+                    .insert(account.to_owned(), req.state);
+                Ok(SimAck::default())
+            }
+            sim_op::SET_ACCOUNT => {
+                let req: SetAccount = decode(body)?;
+                if let Some(j) = &req.own_jid {
+                    direct_jid(j, "own_jid")?;
+                }
+                if let Some(l) = &req.own_lid {
+                    direct_jid(l, "own_lid")?;
+                }
+                self.archive
+                    .set_own_ids(account, req.own_jid, req.own_lid)
+                    .await
+                    .map_err(|e| internal(op, &e))?;
+                Ok(SimAck::default())
+            }
+            _ => Err(RpcError::invalid("op", "unknown sim op")),
+        }
+    }
+
+    /// Store the queued pages of `chat_id` through the batch path; returns how many messages
+    /// were new.
+    async fn serve_pages(&self, account: &str, chat_id: &str) -> anyhow::Result<u32> {
+        let queued: Vec<(usize, String)> = self
+            .pages
+            .lock()
+            .expect("sim pages lock")
+            .iter()
+            .enumerate()
+            .filter(|(_, (a, _, _))| a == account)
+            .map(|(i, (_, jid, _))| (i, jid.clone()))
+            .collect();
+        if queued.is_empty() {
+            return Ok(0);
+        }
+        let client = self.pool.get().await?;
+        let mut mine = Vec::new();
+        for (i, jid) in queued {
+            let row = client
+                .query_opt(
+                    "select chat_id from chat_aliases where account_id = $1 and jid = $2",
+                    &[&account, &jid],
+                )
+                .await?;
+            if row.is_some_and(|r| r.get::<_, &str>(0) == chat_id) {
+                mine.push(i);
+            }
+        }
+        drop(client);
+        let messages: Vec<Inbound> = {
+            let mut pages = self.pages.lock().expect("sim pages lock");
+            let mut out = Vec::new();
+            for i in mine.into_iter().rev() {
+                let (_, _, msgs) = pages.remove(i);
+                out.splice(0..0, msgs);
+            }
+            out
+        };
+        if messages.is_empty() {
+            return Ok(0);
+        }
+        self.archive.ingest_batch(account, messages).await
+    }
+}
+
+/// Decode an op's body; a bad body is `invalid_argument`.
+fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, RpcError> {
+    serde_json::from_slice(body).map_err(|e| {
+        // serde's message can quote values; name only where it failed.
+        let at = format!("body (line {}, column {})", e.line(), e.column());
+        RpcError::invalid(&at, "does not match the op's payload")
+    })
+}
+
+/// Log an archive failure once (without values) and return `internal`.
+fn internal(_op: &str, e: &anyhow::Error) -> RpcError {
+    crate::archive::read::internal("sim", e)
+}
+
+fn direct_jid(s: &str, field: &str) -> Result<Jid, RpcError> {
+    Jid::parse(s)
+        .filter(|j| j.kind == JidKind::Direct)
+        .ok_or_else(|| {
+            RpcError::invalid(field, "expected a person's JID (…@s.whatsapp.net or …@lid)")
+        })
+}
+
+fn ack_one(out: IngestOutcome) -> Result<SimAck, RpcError> {
+    let stored = u32::from(matches!(
+        out,
+        IngestOutcome::Stored { .. }
+            | IngestOutcome::Story { new: true, .. }
+            | IngestOutcome::Applied { .. }
+    ));
+    match out {
+        IngestOutcome::Invalid => Err(RpcError::invalid(
+            "message",
+            "not a message the archive understands",
+        )),
+        other => Ok(SimAck {
+            stored,
+            ids: other.id().map(str::to_owned).into_iter().collect(),
+        }),
+    }
+}
+
+fn ack_many(outcomes: &[IngestOutcome]) -> SimAck {
+    SimAck {
+        stored: outcomes
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    IngestOutcome::Stored { .. } | IngestOutcome::Story { new: true, .. }
+                )
+            })
+            .count() as u32,
+        ids: outcomes
+            .iter()
+            .map(|o| o.id().unwrap_or_default().to_owned())
+            .collect(),
+    }
+}
+
+fn to_inbound_all(messages: Vec<SimMessage>) -> Result<Vec<Inbound>, RpcError> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            to_inbound(m).map_err(|e| RpcError::new(e.code, format!("messages[{i}].{}", e.message)))
+        })
+        .collect()
+}
+
+/// Map a sim (or demo) message onto the archive's [`Inbound`], checking its JIDs and media.
+pub fn to_inbound(m: SimMessage) -> Result<Inbound, RpcError> {
+    let chat =
+        Jid::parse(&m.chat).ok_or_else(|| RpcError::invalid("chat", "expected a WhatsApp JID"))?;
+    if m.id.trim().is_empty() || m.id.len() > 128 {
+        return Err(RpcError::invalid("id", "expected 1–128 characters"));
+    }
+    if let Some(s) = &m.sender {
+        direct_jid(s, "sender")?;
+    } else if !m.from_me && chat.kind != JidKind::Direct {
+        return Err(RpcError::invalid(
+            "sender",
+            "required in groups and for stories",
+        ));
+    }
+    for j in &m.mentions {
+        direct_jid(j, "mentions")?;
+    }
+    Ok(Inbound {
+        chat_jid: m.chat,
+        wa_id: m.id,
+        sender_jid: m.sender,
+        push_name: m.push_name,
+        from_me: m.from_me,
+        timestamp: m.timestamp,
+        kind: m.kind,
+        text: m.text,
+        target_wa_id: m.reply_to,
+        edit: m.edit,
+        mentions: m.mentions,
+        attachment: m.attachment.map(to_attachment).transpose()?,
+    })
+}
+
+/// Map a sim (or demo) story onto an [`Inbound`] to `status@broadcast`.
+pub fn story_to_inbound(s: InjectStory) -> Result<Inbound, RpcError> {
+    direct_jid(&s.sender, "sender")?;
+    if s.id.trim().is_empty() || s.id.len() > 128 {
+        return Err(RpcError::invalid("id", "expected 1–128 characters"));
+    }
+    Ok(Inbound {
+        chat_jid: STATUS_JID.to_owned(),
+        wa_id: s.id,
+        sender_jid: Some(s.sender),
+        push_name: s.push_name,
+        from_me: false,
+        timestamp: s.timestamp,
+        kind: s.kind,
+        text: s.text,
+        target_wa_id: None,
+        edit: false,
+        mentions: Vec::new(),
+        attachment: s.attachment.map(to_attachment).transpose()?,
+    })
+}
+
+fn to_attachment(a: SimAttachment) -> Result<InboundAttachment, RpcError> {
+    let decode = |v: Option<String>, field: &str| {
+        v.map(|s| {
+            B64.decode(s.as_bytes()).map_err(|_| {
+                RpcError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("attachment.{field}: expected standard base64"),
+                )
+            })
+        })
+        .transpose()
+    };
+    if a.mime_type.trim().is_empty() {
+        return Err(RpcError::invalid("attachment.mime_type", "required"));
+    }
+    let data = decode(a.data_base64, "data_base64")?;
+    Ok(InboundAttachment {
+        mime_type: a.mime_type,
+        filename: a.filename,
+        size: data.as_ref().map(|d| d.len() as u64),
+        seconds: a.seconds,
+        thumbnail: decode(a.thumbnail_base64, "thumbnail_base64")?,
+        data,
+        media: None,
+    })
+}

@@ -1,0 +1,108 @@
+//! Opaque ids (DESIGN §3): keyed hashes under the archive's secret `id_key`, so ids are stable
+//! for the life of the archive, reveal no JID or phone number, and differ between archives.
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, CHAT_ID_PREFIX, MESSAGE_ID_PREFIX};
+
+/// Hex digits of a chat id's hash (80 bits).
+const CHAT_HEX: usize = 20;
+/// Hex digits of a message, story or attachment id's hash (96 bits).
+const ITEM_HEX: usize = 24;
+
+/// The archive's id key, ready to hash.
+#[derive(Clone)]
+pub(crate) struct IdKey {
+    mac: Hmac<Sha256>,
+}
+
+impl std::fmt::Debug for IdKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IdKey(..)")
+    }
+}
+
+impl IdKey {
+    /// A key from the archive's stored secret bytes.
+    pub(crate) fn new(secret: &[u8]) -> Self {
+        Self {
+            mac: Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length"),
+        }
+    }
+
+    /// `prefix` + the first `hex` hex digits of HMAC(key, domain ‖ parts), each part
+    /// length-prefixed so that no two inputs hash alike.
+    fn hash(&self, prefix: &str, hex: usize, domain: &[u8], parts: &[&str]) -> String {
+        let mut mac = self.mac.clone();
+        mac.update(domain);
+        for p in parts {
+            mac.update(&(p.len() as u32).to_be_bytes());
+            mac.update(p.as_bytes());
+        }
+        let digest = mac.finalize().into_bytes();
+        let mut out = String::with_capacity(prefix.len() + hex);
+        out.push_str(prefix);
+        out.push_str(&hex::encode(&digest[..hex / 2]));
+        out
+    }
+
+    /// The chat id of a chat first seen under `canonical_jid`.
+    pub(crate) fn chat_id(&self, account: &str, canonical_jid: &str) -> String {
+        self.hash(CHAT_ID_PREFIX, CHAT_HEX, b"chat", &[account, canonical_jid])
+    }
+
+    /// The id of WhatsApp message `wa_id` in `chat_id`.
+    pub(crate) fn message_id(&self, account: &str, chat_id: &str, wa_id: &str) -> String {
+        self.hash(
+            MESSAGE_ID_PREFIX,
+            ITEM_HEX,
+            b"message",
+            &[account, chat_id, wa_id],
+        )
+    }
+
+    /// The id of story `wa_id` posted by the person of `sender_chat_id` (it reads as a message id).
+    pub(crate) fn story_id(&self, account: &str, sender_chat_id: &str, wa_id: &str) -> String {
+        self.hash(
+            MESSAGE_ID_PREFIX,
+            ITEM_HEX,
+            b"story",
+            &[account, sender_chat_id, wa_id],
+        )
+    }
+
+    /// The id of the attachment of message (or story) `message_id`.
+    pub(crate) fn attachment_id(&self, message_id: &str) -> String {
+        self.hash(ATTACHMENT_ID_PREFIX, ITEM_HEX, b"attachment", &[message_id])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wazap_shared::ids::{is_chat_id, is_opaque};
+
+    #[test]
+    fn ids_are_stable_keyed_and_well_formed() {
+        let k = IdKey::new(&[7; 32]);
+        let c = k.chat_id("default", "972501234567@s.whatsapp.net");
+        assert!(is_chat_id(&c));
+        assert_eq!(c.len(), 2 + CHAT_HEX);
+        assert_eq!(c, k.chat_id("default", "972501234567@s.whatsapp.net"));
+        assert_ne!(c, k.chat_id("other", "972501234567@s.whatsapp.net"));
+        assert_ne!(
+            c,
+            IdKey::new(&[8; 32]).chat_id("default", "972501234567@s.whatsapp.net")
+        );
+        assert!(!c.contains("972501234567"));
+        let m = k.message_id("default", &c, "ABC");
+        assert!(is_opaque(&m, MESSAGE_ID_PREFIX));
+        assert_ne!(m, k.story_id("default", &c, "ABC"));
+        // Length prefixes keep part boundaries apart.
+        assert_ne!(
+            k.message_id("default", "c_1", "23"),
+            k.message_id("default", "c_12", "3")
+        );
+        assert!(is_opaque(&k.attachment_id(&m), ATTACHMENT_ID_PREFIX));
+    }
+}

@@ -1,0 +1,223 @@
+//! The read side of the archive: the queries behind the read tools. Every query takes the
+//! caller's [`Viewer`] and pushes its read scope and the archive policy into SQL (chat lists,
+//! time bounds), so limits and paging stay exact. Handlers validate arguments and map results
+//! onto wire types; these functions return rows or `None` for "no such thing".
+
+pub(crate) mod chats;
+pub(crate) mod messages;
+
+use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
+use wazap_shared::wire::grants::ChatSelection;
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::jid::phone_jid;
+use crate::viewer::Viewer;
+
+/// Positional SQL parameters collected while a query is built.
+#[derive(Default)]
+pub(crate) struct Params {
+    values: Vec<Box<dyn ToSql + Sync + Send>>,
+}
+
+impl Params {
+    /// Add a parameter; returns its placeholder (`$n`).
+    pub(crate) fn push<T: ToSql + Sync + Send + 'static>(&mut self, value: T) -> String {
+        self.values.push(Box::new(value));
+        format!("${}", self.values.len())
+    }
+
+    /// The parameters, as the driver takes them.
+    pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.values
+            .iter()
+            .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+            .collect()
+    }
+}
+
+/// SQL condition: `column` (a chat id) is inside the viewer's chat selection and not excluded
+/// by the archive policy.
+pub(crate) fn chat_filter(viewer: &Viewer, column: &str, p: &mut Params) -> String {
+    let excluded = &viewer.excluded_chats;
+    match &viewer.scope.chats {
+        ChatSelection::All if excluded.is_empty() => "true".to_owned(),
+        ChatSelection::All => format!("{column} <> all({})", p.push(excluded.clone())),
+        ChatSelection::Selected { chats } => {
+            let allowed: Vec<String> = chats
+                .iter()
+                .filter(|c| !excluded.contains(c))
+                .cloned()
+                .collect();
+            format!("{column} = any({})", p.push(allowed))
+        }
+        ChatSelection::AllExcept { chats } => {
+            let mut out: Vec<String> = chats.clone();
+            out.extend(excluded.iter().cloned());
+            format!("{column} <> all({})", p.push(out))
+        }
+    }
+}
+
+/// SQL condition: `column` (a timestamp) is inside the scope's `since`/`until`.
+pub(crate) fn time_filter(viewer: &Viewer, column: &str, p: &mut Params) -> String {
+    let mut out = String::from("true");
+    if let Some(since) = viewer.scope.since {
+        out.push_str(&format!(" and {column} >= {}", p.push(since)));
+    }
+    if let Some(until) = viewer.scope.until {
+        out.push_str(&format!(" and {column} < {}", p.push(until)));
+    }
+    out
+}
+
+/// `text` as a case-insensitive `ilike` pattern matching it anywhere.
+pub(crate) fn contains_pattern(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// True when the account exists.
+pub(crate) async fn account_exists(db: &impl GenericClient, account: &str) -> anyhow::Result<bool> {
+    let stmt = db
+        .prepare_cached("select 1 from accounts where account_id = $1")
+        .await?;
+    Ok(db.query_opt(&stmt, &[&account]).await?.is_some())
+}
+
+/// A chat as a read names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChatRef {
+    /// An opaque chat id (possibly of a chat since merged into another).
+    Opaque(String),
+    /// A phone number's digits: the direct chat with that person.
+    Phone(String),
+}
+
+/// A chat found by [`find_chat`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FoundChat {
+    /// Its account.
+    pub(crate) account_id: String,
+    /// Its current chat id.
+    pub(crate) chat_id: String,
+}
+
+/// Find a chat, in `account` when given (else, for an opaque id, in the default account, then
+/// in any; for a phone number, in the default account). A chat id merged into another finds
+/// the other. `None` when there is no such chat.
+pub(crate) async fn find_chat(
+    db: &impl GenericClient,
+    account: Option<&str>,
+    chat: &ChatRef,
+) -> anyhow::Result<Option<FoundChat>> {
+    let row = |r: tokio_postgres::Row| FoundChat {
+        account_id: r.get(0),
+        chat_id: r.get(1),
+    };
+    let acc = account.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
+    match chat {
+        ChatRef::Opaque(id) => {
+            let stmt = db
+                .prepare_cached(
+                    "select account_id, chat_id from chats where account_id = $2 and chat_id = $1
+                     union all
+                     select c.account_id, c.chat_id from chat_merges m
+                       join chats c on c.account_id = m.account_id and c.chat_id = m.into_chat_id
+                      where m.account_id = $2 and m.from_chat_id = $1
+                     limit 1",
+                )
+                .await?;
+            if let Some(r) = db.query_opt(&stmt, &[id, &acc]).await? {
+                return Ok(Some(row(r)));
+            }
+            if account.is_some() {
+                return Ok(None);
+            }
+            // Another account's chat (rare: a scan of the small chats table).
+            let stmt = db
+                .prepare_cached(
+                    "select account_id, chat_id from chats where chat_id = $1
+                     union all
+                     select c.account_id, c.chat_id from chat_merges m
+                       join chats c on c.account_id = m.account_id and c.chat_id = m.into_chat_id
+                      where m.from_chat_id = $1
+                     limit 1",
+                )
+                .await?;
+            Ok(db.query_opt(&stmt, &[id]).await?.map(row))
+        }
+        ChatRef::Phone(digits) => {
+            let stmt = db
+                .prepare_cached(
+                    "select account_id, chat_id from chat_aliases where account_id = $1 and jid = $2",
+                )
+                .await?;
+            Ok(db
+                .query_opt(&stmt, &[&acc, &phone_jid(digits)])
+                .await?
+                .map(row))
+        }
+    }
+}
+
+/// Log a failed read once (never its values: a database error is logged by its SQLSTATE
+/// only, since Postgres details can quote row values) and return `internal` with a trace id.
+pub(crate) fn internal(context: &'static str, e: &anyhow::Error) -> RpcError {
+    let trace = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
+    match e.downcast_ref::<tokio_postgres::Error>() {
+        Some(pg) => {
+            // Schema names only: messages and details can quote values.
+            let db = pg.as_db_error();
+            tracing::error!(
+                trace_id = %trace,
+                context,
+                sqlstate = pg.code().map(|c| c.code()).unwrap_or("none"),
+                table = db.and_then(|d| d.table()),
+                constraint = db.and_then(|d| d.constraint()),
+                closed = pg.is_closed(),
+                "database error"
+            )
+        }
+        None => tracing::error!(trace_id = %trace, context, cause = %e, "internal error"),
+    }
+    RpcError::internal(trace)
+}
+
+/// The account a read names (default: `default`): `invalid_argument` when malformed,
+/// `account_not_found` when unknown.
+pub(crate) async fn account(
+    db: &impl GenericClient,
+    requested: Option<&str>,
+    context: &'static str,
+) -> Result<String, RpcError> {
+    let account = requested.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
+    if !wazap_shared::ids::is_account_id(account) {
+        return Err(RpcError::invalid(
+            "account_id",
+            "expected 1–64 of [a-z0-9_-]",
+        ));
+    }
+    match account_exists(db, account).await {
+        Ok(true) => Ok(account.to_owned()),
+        Ok(false) => Err(RpcError::new(ErrorCode::AccountNotFound, "no such account")),
+        Err(e) => Err(internal(context, &e)),
+    }
+}
+
+/// A `limit` argument: `default` when absent, else 1…`max`.
+pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, RpcError> {
+    match value {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(_) => Err(RpcError::invalid("limit", &format!("expected 1–{max}"))),
+    }
+}

@@ -1,0 +1,460 @@
+//! The single writer (DESIGN §8): one task owns every archive write. Commands arrive on an mpsc
+//! queue with a oneshot reply each; the task assigns `messages.position` from its own counter
+//! and commits one transaction at a time, so positions become visible in commit order (a reader
+//! never sees position 11 before 10). After each commit the highest stored position goes out on
+//! a watch channel. Consecutive live messages are committed together; history arrives in
+//! chunks, so live messages queue between chunks instead of behind a whole history page.
+
+mod chats;
+pub(crate) mod messages;
+pub(crate) mod stats;
+
+use std::collections::{HashMap, HashSet};
+
+use deadpool_postgres::{Pool, Transaction};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use self::chats::{ChatCache, Merged};
+use self::stats::{Deltas, FLUSH_CHUNKS};
+use super::ids::IdKey;
+use super::model::{ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
+
+/// How many live messages one transaction takes at most.
+const LIVE_GROUP_MAX: usize = 256;
+
+/// A reply channel.
+type Reply<T> = oneshot::Sender<anyhow::Result<T>>;
+
+/// One unit of work for the writer.
+pub(crate) enum Command {
+    /// Store messages (a live message, or one chunk of history) in one transaction. `last`
+    /// marks the final chunk of a history page (chat statistics are brought up to date).
+    Messages {
+        account: String,
+        messages: Vec<Inbound>,
+        live: bool,
+        last: bool,
+        reply: Reply<Vec<IngestOutcome>>,
+    },
+    /// Add or update a contact (and link its LID).
+    Contact {
+        account: String,
+        update: ContactUpdate,
+        reply: Reply<String>,
+    },
+    /// Add or update a group.
+    Group {
+        account: String,
+        update: GroupUpdate,
+        reply: Reply<String>,
+    },
+    /// Record the account's own JID and/or LID (creating the account if needed).
+    Own {
+        account: String,
+        jid: Option<String>,
+        lid: Option<String>,
+        reply: Reply<()>,
+    },
+}
+
+/// What the writer knows about one account; its presence means the account row exists.
+#[derive(Debug, Clone, Default)]
+struct AccountState {
+    own: Vec<String>,
+    merged: Merged,
+}
+
+/// History deltas not yet applied to `chats`.
+#[derive(Debug, Default)]
+struct Pending {
+    per_account: HashMap<String, Deltas>,
+    chunks: usize,
+    /// `archive_meta.chat_stats_dirty` is set (committed).
+    marked: bool,
+}
+
+/// The writer task's state.
+pub(crate) struct Writer {
+    pool: Pool,
+    key: IdKey,
+    next_position: i64,
+    committed: watch::Sender<i64>,
+    cache: ChatCache,
+    accounts: HashMap<String, AccountState>,
+    pending: Pending,
+}
+
+impl Writer {
+    /// A writer continuing after `last_position`.
+    pub(crate) fn new(
+        pool: Pool,
+        key: IdKey,
+        last_position: i64,
+        committed: watch::Sender<i64>,
+    ) -> Self {
+        Self {
+            pool,
+            key,
+            next_position: last_position + 1,
+            committed,
+            cache: ChatCache::default(),
+            accounts: HashMap::new(),
+            pending: Pending::default(),
+        }
+    }
+
+    /// Serve commands until `shutdown` or until every sender is gone. The command in hand is
+    /// finished first; queued ones are dropped (their callers see the writer gone). Pending
+    /// chat statistics are flushed on the way out.
+    pub(crate) async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Command>,
+        shutdown: CancellationToken,
+    ) {
+        let mut held: Option<Command> = None;
+        loop {
+            let cmd = match held.take() {
+                Some(c) => c,
+                None => tokio::select! {
+                    biased;
+                    () = shutdown.cancelled() => break,
+                    c = rx.recv() => match c {
+                        Some(c) => c,
+                        None => break,
+                    },
+                },
+            };
+            match cmd {
+                Command::Messages {
+                    account,
+                    messages,
+                    live: true,
+                    reply,
+                    ..
+                } => {
+                    // Group the live messages already waiting behind this one.
+                    let mut group = vec![(messages, reply)];
+                    let mut total = group[0].0.len();
+                    while total < LIVE_GROUP_MAX {
+                        match rx.try_recv() {
+                            Ok(Command::Messages {
+                                account: a,
+                                messages,
+                                live: true,
+                                reply,
+                                ..
+                            }) if a == account => {
+                                total += messages.len();
+                                group.push((messages, reply));
+                            }
+                            Ok(other) => {
+                                held = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    self.live_group(&account, group).await;
+                }
+                Command::Messages {
+                    account,
+                    messages,
+                    live: false,
+                    last,
+                    reply,
+                } => {
+                    let r = self.messages(&account, &messages, false, last).await;
+                    let _ = reply.send(r);
+                }
+                Command::Contact {
+                    account,
+                    update,
+                    reply,
+                } => {
+                    let r = self.contact(&account, &update).await;
+                    let _ = reply.send(r);
+                }
+                Command::Group {
+                    account,
+                    update,
+                    reply,
+                } => {
+                    let r = self.group(&account, &update).await;
+                    let _ = reply.send(r);
+                }
+                Command::Own {
+                    account,
+                    jid,
+                    lid,
+                    reply,
+                } => {
+                    let r = self.set_own(&account, jid.as_deref(), lid.as_deref()).await;
+                    let _ = reply.send(r);
+                }
+            }
+        }
+        if let Err(e) = self.flush_all().await {
+            tracing::warn!(error = %e, "chat statistics not flushed at shutdown; repaired at next start");
+        }
+        tracing::debug!("archive writer stopped");
+    }
+
+    /// Commit a group of live deliveries together and answer each.
+    async fn live_group(
+        &mut self,
+        account: &str,
+        group: Vec<(Vec<Inbound>, Reply<Vec<IngestOutcome>>)>,
+    ) {
+        if group.len() == 1 {
+            let (messages, reply) = group.into_iter().next().expect("one");
+            let r = self.messages(account, &messages, true, true).await;
+            let _ = reply.send(r);
+            return;
+        }
+        let sizes: Vec<usize> = group.iter().map(|(m, _)| m.len()).collect();
+        let (all, replies): (Vec<Vec<Inbound>>, Vec<_>) = group.into_iter().unzip();
+        let all: Vec<Inbound> = all.into_iter().flatten().collect();
+        match self.messages(account, &all, true, true).await {
+            Ok(outcomes) => {
+                let mut it = outcomes.into_iter();
+                for (n, reply) in sizes.into_iter().zip(replies) {
+                    let _ = reply.send(Ok(it.by_ref().take(n).collect()));
+                }
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                for reply in replies {
+                    let _ = reply.send(Err(anyhow::anyhow!("{msg}")));
+                }
+            }
+        }
+    }
+
+    /// The account's state, creating the account row and loading it on first use.
+    async fn account(
+        &mut self,
+        tx: &Transaction<'_>,
+        account: &str,
+    ) -> anyhow::Result<AccountState> {
+        if let Some(a) = self.accounts.get(account) {
+            return Ok(a.clone());
+        }
+        tx.execute(
+            "insert into accounts (account_id) values ($1) on conflict do nothing",
+            &[&account],
+        )
+        .await?;
+        let state = AccountState {
+            own: chats::load_own(tx, account).await?,
+            merged: chats::load_merged(tx, account).await?,
+        };
+        self.accounts.insert(account.to_owned(), state.clone());
+        Ok(state)
+    }
+
+    /// Store messages in one transaction; on failure forget what the transaction may have
+    /// made wrong in memory.
+    async fn messages(
+        &mut self,
+        account: &str,
+        messages: &[Inbound],
+        live: bool,
+        last: bool,
+    ) -> anyhow::Result<Vec<IngestOutcome>> {
+        let result = self.messages_tx(account, messages, live, last).await;
+        if result.is_err() {
+            self.forget();
+        }
+        result
+    }
+
+    async fn messages_tx(
+        &mut self,
+        account: &str,
+        messages: &[Inbound],
+        live: bool,
+        last: bool,
+    ) -> anyhow::Result<Vec<IngestOutcome>> {
+        let pool = self.pool.clone();
+        let mut client = pool.get().await?;
+        let tx = client.transaction().await?;
+        let state = self.account(&tx, account).await?;
+        let stmt = tx
+            .prepare_cached("select excluded_chats from archive_policy")
+            .await?;
+        let excluded: HashSet<String> = tx
+            .query_opt(&stmt, &[])
+            .await?
+            .map(|r| r.get::<_, Vec<String>>(0))
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let ctx = messages::Ctx {
+            key: &self.key,
+            account,
+            own: &state.own,
+            excluded: &excluded,
+            live,
+            merged: &state.merged,
+        };
+        let written = messages::write(
+            &tx,
+            &ctx,
+            &mut self.cache,
+            &mut self.next_position,
+            messages,
+        )
+        .await?;
+
+        // Chat statistics: live at once (with any pending history deltas of the same chats),
+        // history every FLUSH_CHUNKS chunks and at the end of a page.
+        let pending = self.pending.per_account.get(account);
+        let flush = !live && (last || self.pending.chunks + 1 >= FLUSH_CHUNKS);
+        let mut applied: Vec<String> = Vec::new();
+        if live {
+            let mut now = Deltas::new();
+            for chat in written.deltas.keys() {
+                if let Some(p) = pending.and_then(|p| p.get(chat)) {
+                    now.insert(chat.clone(), p.clone());
+                }
+            }
+            applied = now.keys().cloned().collect();
+            stats::merge_all(&mut now, written.deltas.clone());
+            stats::apply(&tx, account, &now).await?;
+        } else if flush {
+            let mut all = pending.cloned().unwrap_or_default();
+            stats::merge_all(&mut all, written.deltas.clone());
+            stats::apply(&tx, account, &all).await?;
+            let others_pending = self
+                .pending
+                .per_account
+                .iter()
+                .any(|(a, d)| a != account && !d.is_empty());
+            if self.pending.marked && !others_pending {
+                stats::set_dirty(&tx, false).await?;
+            }
+        } else if !self.pending.marked {
+            stats::set_dirty(&tx, true).await?;
+        }
+        tx.commit().await?;
+
+        // Committed: now the in-memory state may follow.
+        if live {
+            if let Some(p) = self.pending.per_account.get_mut(account) {
+                for chat in applied {
+                    p.remove(&chat);
+                }
+            }
+        } else if flush {
+            self.pending.per_account.remove(account);
+            self.pending.chunks = 0;
+            if self.pending.per_account.values().all(Deltas::is_empty) {
+                self.pending.marked = false;
+            }
+        } else {
+            self.pending.marked = true;
+            self.pending.chunks += 1;
+            stats::merge_all(
+                self.pending
+                    .per_account
+                    .entry(account.to_owned())
+                    .or_default(),
+                written.deltas,
+            );
+        }
+        if let Some(p) = written.max_position {
+            self.committed.send_if_modified(|c| {
+                let advance = p > *c;
+                if advance {
+                    *c = p;
+                }
+                advance
+            });
+        }
+        Ok(written.outcomes)
+    }
+
+    /// Apply every pending history delta.
+    async fn flush_all(&mut self) -> anyhow::Result<()> {
+        if self.pending.per_account.values().all(Deltas::is_empty) {
+            return Ok(());
+        }
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        for (account, deltas) in &self.pending.per_account {
+            stats::apply(&tx, account, deltas).await?;
+        }
+        stats::set_dirty(&tx, false).await?;
+        tx.commit().await?;
+        self.pending = Pending::default();
+        Ok(())
+    }
+
+    async fn contact(&mut self, account: &str, update: &ContactUpdate) -> anyhow::Result<String> {
+        let r = self.contact_tx(account, update).await;
+        if r.is_err() {
+            self.forget();
+        }
+        r
+    }
+
+    async fn contact_tx(
+        &mut self,
+        account: &str,
+        update: &ContactUpdate,
+    ) -> anyhow::Result<String> {
+        let pool = self.pool.clone();
+        let mut client = pool.get().await?;
+        let tx = client.transaction().await?;
+        self.account(&tx, account).await?;
+        let merged = &mut self.accounts.get_mut(account).expect("loaded above").merged;
+        let chat =
+            chats::upsert_contact(&tx, &self.key, &mut self.cache, merged, account, update).await?;
+        tx.commit().await?;
+        Ok(chat)
+    }
+
+    async fn group(&mut self, account: &str, update: &GroupUpdate) -> anyhow::Result<String> {
+        let r = async {
+            let pool = self.pool.clone();
+            let mut client = pool.get().await?;
+            let tx = client.transaction().await?;
+            self.account(&tx, account).await?;
+            let chat =
+                chats::upsert_group(&tx, &self.key, &mut self.cache, account, update).await?;
+            tx.commit().await?;
+            Ok(chat)
+        }
+        .await;
+        if r.is_err() {
+            self.forget();
+        }
+        r
+    }
+
+    async fn set_own(
+        &mut self,
+        account: &str,
+        jid: Option<&str>,
+        lid: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let pool = self.pool.clone();
+        let mut client = pool.get().await?;
+        let tx = client.transaction().await?;
+        self.account(&tx, account).await?;
+        let own = chats::set_own(&tx, account, jid, lid).await?;
+        tx.commit().await?;
+        if let Some(a) = self.accounts.get_mut(account) {
+            a.own = own;
+        }
+        Ok(())
+    }
+
+    /// Drop cached state a failed transaction may have made wrong (it reloads on demand).
+    /// Pending statistics stay: they describe committed messages.
+    fn forget(&mut self) {
+        self.cache.clear();
+        self.accounts.clear();
+    }
+}

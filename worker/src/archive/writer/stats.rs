@@ -1,0 +1,175 @@
+//! Chat statistics (`last_message_at`, `last_position`, `unread_count`, `push_name`) kept on
+//! `chats` for the chat list. Updating thousands of chat rows per history chunk would cost more
+//! than inserting the messages, so the writer applies live deltas at once and accumulates
+//! history deltas, flushing them every [`FLUSH_CHUNKS`] chunks and at the end of each history
+//! page. While deltas are pending, `archive_meta.chat_stats_dirty` is set in the same
+//! transactions, so a crash is repaired at the next start by [`recompute`].
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{GenericClient, Transaction};
+
+/// History chunks between two flushes (~50,000 messages).
+pub(crate) const FLUSH_CHUNKS: usize = 25;
+
+/// What a set of messages changes in one chat.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ChatDelta {
+    /// The latest message time.
+    pub(crate) ts: Option<DateTime<Utc>>,
+    /// The highest position.
+    pub(crate) position: Option<i64>,
+    /// Unread messages to add (after a reset, the new count).
+    pub(crate) unread: i32,
+    /// The account wrote in the chat: unread starts over.
+    pub(crate) reset: bool,
+    /// The person's latest push name.
+    pub(crate) push_name: Option<String>,
+}
+
+impl ChatDelta {
+    /// Fold in a `later` delta.
+    pub(crate) fn merge(&mut self, later: ChatDelta) {
+        self.ts = self.ts.max(later.ts);
+        self.position = self.position.max(later.position);
+        if later.reset {
+            self.reset = true;
+            self.unread = later.unread;
+        } else {
+            self.unread += later.unread;
+        }
+        if later.push_name.is_some() {
+            self.push_name = later.push_name;
+        }
+    }
+}
+
+/// Chat id → delta.
+pub(crate) type Deltas = HashMap<String, ChatDelta>;
+
+/// Fold `later` into `into`.
+pub(crate) fn merge_all(into: &mut Deltas, later: Deltas) {
+    for (chat, d) in later {
+        match into.get_mut(&chat) {
+            Some(e) => e.merge(d),
+            None => {
+                into.insert(chat, d);
+            }
+        }
+    }
+}
+
+/// Apply `deltas` to the chats of `account`, touching only rows that change.
+pub(crate) async fn apply(
+    tx: &Transaction<'_>,
+    account: &str,
+    deltas: &Deltas,
+) -> anyhow::Result<()> {
+    if deltas.is_empty() {
+        return Ok(());
+    }
+    let n = deltas.len();
+    let (mut chat, mut ts, mut pos, mut unread, mut reset, mut push) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (c, d) in deltas {
+        chat.push(c.as_str());
+        ts.push(d.ts);
+        pos.push(d.position);
+        unread.push(d.unread);
+        reset.push(d.reset);
+        push.push(d.push_name.as_deref());
+    }
+    let stmt = tx
+        .prepare_cached(
+            "update chats c set
+                 last_message_at = greatest(c.last_message_at, u.ts),
+                 last_position = greatest(c.last_position, u.pos),
+                 unread_count = case when u.reset then u.unread else c.unread_count + u.unread end,
+                 push_name = coalesce(u.push_name, c.push_name)
+               from unnest($2::text[], $3::timestamptz[], $4::int8[], $5::int4[], $6::bool[],
+                           $7::text[]) as u(chat_id, ts, pos, unread, reset, push_name)
+              where c.account_id = $1 and c.chat_id = u.chat_id
+                and ((u.ts is not null and (c.last_message_at is null or u.ts > c.last_message_at))
+                  or (u.pos is not null and (c.last_position is null or u.pos > c.last_position))
+                  or u.unread <> 0
+                  or (u.reset and c.unread_count <> 0)
+                  or (u.push_name is not null and u.push_name is distinct from c.push_name))",
+        )
+        .await?;
+    tx.execute(&stmt, &[&account, &chat, &ts, &pos, &unread, &reset, &push])
+        .await?;
+    Ok(())
+}
+
+/// Mark (or clear) that chats' statistics lag their messages.
+pub(crate) async fn set_dirty(tx: &Transaction<'_>, dirty: bool) -> anyhow::Result<()> {
+    let stmt = tx
+        .prepare_cached("update archive_meta set chat_stats_dirty = $1")
+        .await?;
+    tx.execute(&stmt, &[&dirty]).await?;
+    Ok(())
+}
+
+/// After a crash with deltas pending: recompute every chat's latest message time and position
+/// from its messages, and clear the mark. Returns whether a repair was needed.
+pub(crate) async fn recompute(db: &impl GenericClient) -> anyhow::Result<bool> {
+    let dirty: bool = db
+        .query_one("select chat_stats_dirty from archive_meta", &[])
+        .await?
+        .get(0);
+    if !dirty {
+        return Ok(false);
+    }
+    db.execute(
+        "update chats c set last_message_at = s.ts, last_position = s.pos
+           from (select account_id, chat_id, max(ts) as ts, max(position) as pos
+                   from messages group by account_id, chat_id) s
+          where c.account_id = s.account_id and c.chat_id = s.chat_id
+            and (c.last_message_at is distinct from s.ts or c.last_position is distinct from s.pos)",
+        &[],
+    )
+    .await?;
+    db.execute("update archive_meta set chat_stats_dirty = false", &[])
+        .await?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_merge_in_order() {
+        let t1: DateTime<Utc> = "2026-01-01T00:00:00Z".parse().unwrap();
+        let t2: DateTime<Utc> = "2026-01-02T00:00:00Z".parse().unwrap();
+        let mut d = ChatDelta {
+            ts: Some(t2),
+            position: Some(5),
+            unread: 2,
+            ..Default::default()
+        };
+        d.merge(ChatDelta {
+            ts: Some(t1),
+            position: Some(9),
+            unread: 1,
+            push_name: Some("Ana".into()),
+            ..Default::default()
+        });
+        assert_eq!((d.ts, d.position, d.unread), (Some(t2), Some(9), 3));
+        d.merge(ChatDelta {
+            reset: true,
+            ..Default::default()
+        });
+        assert_eq!(
+            (d.unread, d.reset, d.push_name.as_deref()),
+            (0, true, Some("Ana"))
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! `list_chats`: the chats with messages the caller may read, most recently active first.
+
+use wazap_shared::RpcError;
+use wazap_shared::ids::is_chat_id;
+use wazap_shared::wire::read::{
+    ChatSummary, DEFAULT_LIMIT, ListChatsRequest, ListChatsResponse, MAX_LIMIT,
+};
+
+use crate::archive::read::{self, chats::ChatQuery};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "list_chats";
+
+/// List chats: `query` (name substring), `kind`, `limit` (1–200, 50), `before` (the last
+/// chat id of the previous page).
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: ListChatsRequest,
+) -> Result<ListChatsResponse, RpcError> {
+    let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    if let Some(b) = &req.before
+        && !is_chat_id(b)
+    {
+        return Err(RpcError::invalid(
+            "before",
+            "expected a chat_id from list_chats",
+        ));
+    }
+    if req.query.as_ref().is_some_and(|q| q.chars().count() > 256) {
+        return Err(RpcError::invalid("query", "at most 256 characters"));
+    }
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
+    let q = ChatQuery {
+        query: req.query,
+        kind: req.kind,
+        limit,
+        before: req.before,
+    };
+    let rows = read::chats::list(&db, viewer, &account, &q)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?
+        .ok_or_else(|| RpcError::invalid("before", "not a chat of this listing"))?;
+    let can_send = state.connector.can_send();
+    Ok(ListChatsResponse {
+        account_id: account,
+        chats: rows
+            .into_iter()
+            .map(|c| ChatSummary {
+                can_send: can_send && viewer.may_send_to(&c.chat_id),
+                chat_id: c.chat_id,
+                name: c.name,
+                kind: c.kind,
+                last_message_at: Some(c.last_message_at),
+                unread_count: c.unread_count,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,264 @@
+//! `read_messages` (DESIGN §5.1): a chat's messages oldest to newest (the latest page, or the
+//! page before a message, asking the phone for older history when the archive runs out), or
+//! `"status"` for recent status stories; with optional photo previews and always the session's
+//! sync state.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use wazap_shared::ids::{MESSAGE_ID_PREFIX, STATUS_CHAT, is_chat_id, is_opaque, phone_digits};
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::read::{
+    DEFAULT_LIMIT, MAX_LIMIT, MAX_PREVIEWS, OlderHistory, Preview, ReadMessagesRequest,
+    ReadMessagesResponse,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::archive::read::messages::{self, Anchor, ReadMessage};
+use crate::archive::read::{self, ChatRef};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "read_messages";
+/// How long a read waits for the phone's older history.
+const OLDER_WAIT: Duration = Duration::from_secs(30);
+/// Default and largest `hours` for status stories.
+const MAX_HOURS: u32 = 24;
+
+/// Read a chat (opaque id, phone number or `"status"`).
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: ReadMessagesRequest,
+) -> Result<ReadMessagesResponse, RpcError> {
+    let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let status = req.chat_id == STATUS_CHAT;
+    if req.types.as_ref().is_some_and(Vec::is_empty) {
+        return Err(RpcError::invalid(
+            "types",
+            "give at least one type, or omit it",
+        ));
+    }
+    let hours = match req.hours {
+        Some(_) if !status => {
+            return Err(RpcError::invalid(
+                "hours",
+                "only valid with chat_id \"status\"",
+            ));
+        }
+        Some(h) if !(1..=MAX_HOURS).contains(&h) => {
+            return Err(RpcError::invalid("hours", "expected 1–24"));
+        }
+        h => h,
+    };
+    if let Some(b) = &req.before
+        && (status || !is_opaque(b, MESSAGE_ID_PREFIX))
+    {
+        return Err(RpcError::invalid(
+            "before",
+            "expected a message_id of this chat (not valid with \"status\")",
+        ));
+    }
+    let chat_ref = if status {
+        None
+    } else if is_chat_id(&req.chat_id) {
+        Some(ChatRef::Opaque(req.chat_id.clone()))
+    } else if let Some(d) = phone_digits(&req.chat_id) {
+        Some(ChatRef::Phone(d))
+    } else {
+        return Err(RpcError::invalid(
+            "chat_id",
+            "expected a chat_id, a phone number or \"status\"",
+        ));
+    };
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let requested = match &req.account_id {
+        Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
+        None => None,
+    };
+    let types = req.types.as_deref();
+    let want_previews = req.include_previews.unwrap_or(false);
+
+    let Some(chat_ref) = chat_ref else {
+        let account = requested.unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned());
+        let since =
+            chrono::Utc::now() - chrono::Duration::hours(i64::from(hours.unwrap_or(MAX_HOURS)));
+        let (found, total) = messages::stories(&db, viewer, &account, since, types, limit)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))?;
+        let previews = if want_previews {
+            previews(&db, &account, &found).await?
+        } else {
+            Vec::new()
+        };
+        let count = found.len() as u32;
+        return Ok(respond(
+            state,
+            &account,
+            STATUS_CHAT,
+            found,
+            previews,
+            &req,
+            None,
+            Some(total.saturating_sub(count)),
+        ));
+    };
+
+    let chat = read::find_chat(&db, requested.as_deref(), &chat_ref)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?
+        .filter(|c| viewer.can_read_chat(&c.chat_id))
+        .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
+    let (account, chat_id) = (chat.account_id, chat.chat_id);
+    let anchor: Option<Anchor> = match &req.before {
+        Some(b) => Some(
+            messages::anchor(&db, viewer, &account, &chat_id, b)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?
+                .ok_or_else(|| RpcError::invalid("before", "not a message of this chat"))?,
+        ),
+        None => None,
+    };
+    let mut found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?;
+    let mut older = None;
+    if anchor.is_some() && (found.len() as u32) < limit {
+        // The archive ran out: ask the phone, without holding a connection while it answers.
+        drop(db);
+        let received = match state
+            .connector
+            .fetch_older(&account, &chat_id, OLDER_WAIT)
+            .await
+        {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(chat.id = %chat_id, error = %e, "asking the phone for older history failed");
+                0
+            }
+        };
+        older = Some(OlderHistory {
+            asked_phone: true,
+            received,
+        });
+        let db = state
+            .db
+            .get()
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+        if received > 0 {
+            found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?;
+        }
+        let previews = if want_previews {
+            previews(&db, &account, &found).await?
+        } else {
+            Vec::new()
+        };
+        return Ok(respond(
+            state, &account, &chat_id, found, previews, &req, older, None,
+        ));
+    }
+    let previews = if want_previews {
+        previews(&db, &account, &found).await?
+    } else {
+        Vec::new()
+    };
+    Ok(respond(
+        state, &account, &chat_id, found, previews, &req, older, None,
+    ))
+}
+
+/// JPEG previews of the previewable photos among `found`, newest first, at most
+/// [`MAX_PREVIEWS`].
+async fn previews(
+    db: &deadpool_postgres::Client,
+    account: &str,
+    found: &[ReadMessage],
+) -> Result<Vec<Preview>, RpcError> {
+    let mut ids: Vec<(chrono::DateTime<chrono::Utc>, String)> = found
+        .iter()
+        .filter(|m| m.previewable)
+        .map(|m| (m.message.timestamp, m.message.message_id.clone()))
+        .collect();
+    ids.sort_by_key(|(ts, _)| std::cmp::Reverse(*ts));
+    let ids: Vec<String> = ids.into_iter().map(|(_, id)| id).collect();
+    let thumbs = messages::thumbnails(db, account, &ids)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?;
+    Ok(ids
+        .iter()
+        .filter_map(|id| thumbs.iter().find(|(m, _)| m == id))
+        .filter(|(_, bytes)| bytes.starts_with(&[0xFF, 0xD8, 0xFF]))
+        .take(MAX_PREVIEWS)
+        .map(|(id, bytes)| Preview {
+            message_id: id.clone(),
+            mime_type: "image/jpeg".to_owned(),
+            data_base64: B64.encode(bytes),
+        })
+        .collect())
+}
+
+/// Assemble the response, with the sync state and its caveats.
+#[allow(clippy::too_many_arguments)]
+fn respond(
+    state: &AppState,
+    account: &str,
+    chat_id: &str,
+    found: Vec<ReadMessage>,
+    previews: Vec<Preview>,
+    req: &ReadMessagesRequest,
+    older: Option<OlderHistory>,
+    omitted: Option<u32>,
+) -> ReadMessagesResponse {
+    let sync = state.connector.state(account);
+    let messages: Vec<_> = found.into_iter().map(|m| m.message).collect();
+    ReadMessagesResponse {
+        account_id: account.to_owned(),
+        chat_id: chat_id.to_owned(),
+        count: messages.len() as u32,
+        messages,
+        sync,
+        preview_count: previews.len() as u32,
+        notes: sync_note(sync).map(str::to_owned).into_iter().collect(),
+        unconfirmed_sends: Vec::new(),
+        older,
+        omitted,
+        types: req.types.clone(),
+        hours: req.hours,
+        previews,
+    }
+}
+
+/// What to tell the agent about a session that is not live.
+fn sync_note(sync: SyncState) -> Option<&'static str> {
+    match sync {
+        SyncState::Live | SyncState::Demo => None,
+        SyncState::CatchingUp => {
+            Some("WhatsApp is still catching up; recent messages may still be arriving.")
+        }
+        SyncState::Offline => Some("WhatsApp is offline; newer messages may be missing."),
+        SyncState::Paused => {
+            Some("The owner paused the WhatsApp connection; newer messages may be missing.")
+        }
+        SyncState::Unpaired => Some("No phone is linked; newer messages may be missing."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_only_when_not_live() {
+        assert_eq!(sync_note(SyncState::Live), None);
+        assert_eq!(sync_note(SyncState::Demo), None);
+        assert!(sync_note(SyncState::Offline).unwrap().contains("offline"));
+    }
+}

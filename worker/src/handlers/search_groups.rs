@@ -1,0 +1,51 @@
+//! `search_groups`: groups by name, only among chats the caller may read.
+
+use wazap_shared::RpcError;
+use wazap_shared::wire::read::{
+    DEFAULT_SEARCH_LIMIT, GroupSummary, MAX_LIMIT, SearchGroupsRequest, SearchGroupsResponse,
+};
+
+use crate::archive::read;
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "search_groups";
+
+/// Search groups by part of their name; `limit` 1–200, default 20.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: SearchGroupsRequest,
+) -> Result<SearchGroupsResponse, RpcError> {
+    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
+    let text = req.query.trim();
+    if text.is_empty() {
+        return Err(RpcError::invalid(
+            "query",
+            "required: part of a group's name",
+        ));
+    }
+    if text.chars().count() > 256 {
+        return Err(RpcError::invalid("query", "at most 256 characters"));
+    }
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
+    let rows = read::chats::search_groups(&db, viewer, &account, text, limit)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?;
+    Ok(SearchGroupsResponse {
+        account_id: account,
+        groups: rows
+            .into_iter()
+            .map(|g| GroupSummary {
+                chat_id: g.chat_id,
+                name: g.name,
+                participant_count: g.participant_count,
+            })
+            .collect(),
+    })
+}

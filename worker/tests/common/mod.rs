@@ -1,0 +1,222 @@
+//! Test harness for the worker's integration tests: a fresh Postgres database and NATS subject
+//! prefix per test, the archive and the sim connector started on them, and helpers that drive
+//! the sim over NATS exactly as end-to-end tests do.
+
+#![allow(dead_code, unreachable_pub)]
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use wazap_shared::RpcError;
+use wazap_shared::bus::decode_reply;
+use wazap_shared::subjects::Subjects;
+use wazap_shared::wire::MessageType;
+use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
+use wazap_shared::wire::sim::{SimAck, SimMessage};
+use wazap_worker::archive::Archive;
+use wazap_worker::config::ConnectorKind;
+use wazap_worker::connector::{self, DynConnector};
+use wazap_worker::state::AppState;
+use wazap_worker::viewer::Viewer;
+
+/// The Postgres server tests create their databases on.
+pub fn base_url() -> String {
+    std::env::var("WAZAP_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// The NATS server tests use.
+pub fn nats_url() -> String {
+    std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
+}
+
+/// `n` random bytes as hex.
+pub fn random_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    getrandom::fill(&mut b).expect("randomness");
+    hex::encode(b)
+}
+
+/// One test's worker: archive, sim connector, state, and its own database and prefix.
+pub struct Harness {
+    pub state: AppState,
+    pub archive: Archive,
+    pub connector: DynConnector,
+    pub pool: deadpool_postgres::Pool,
+    pub nats: async_nats::Client,
+    pub subjects: Subjects,
+    pub shutdown: CancellationToken,
+    pub db_name: String,
+}
+
+impl Harness {
+    /// A fresh database and prefix, with the sim connector serving.
+    pub async fn start() -> Self {
+        Self::start_with(ConnectorKind::Sim).await
+    }
+
+    /// A fresh database and prefix, with the connector of `kind`.
+    pub async fn start_with(kind: ConnectorKind) -> Self {
+        if std::env::var_os("RUST_LOG").is_some() {
+            wazap_shared::telemetry::init("worker-test");
+        }
+        let db_name = format!("wazap_t_{}", random_hex(8));
+        let url = wazap_worker::db::create_database(&base_url(), &db_name)
+            .await
+            .expect("create the test database");
+        let pool = wazap_worker::db::pool(&url, 8).expect("pool");
+        wazap_worker::db::migrate(&pool).await.expect("migrate");
+        let shutdown = CancellationToken::new();
+        let archive = Archive::start(pool.clone(), shutdown.clone())
+            .await
+            .expect("archive");
+        let nats = async_nats::connect(nats_url()).await.expect("nats");
+        let subjects = Subjects::new(format!("t{}", random_hex(6)));
+        let connector = connector::start(
+            kind,
+            archive.clone(),
+            pool.clone(),
+            nats.clone(),
+            subjects.clone(),
+            shutdown.clone(),
+        )
+        .await
+        .expect("connector");
+        let state = AppState {
+            db: pool.clone(),
+            archive: archive.clone(),
+            connector: connector.clone(),
+            nats: nats.clone(),
+            subjects: subjects.clone(),
+        };
+        Self {
+            state,
+            archive,
+            connector,
+            pool,
+            nats,
+            subjects,
+            shutdown,
+            db_name,
+        }
+    }
+
+    /// Call sim op `op` over NATS.
+    pub async fn sim_try<T: Serialize>(&self, op: &str, body: &T) -> Result<SimAck, RpcError> {
+        let payload = serde_json::to_vec(body).expect("encode");
+        let msg = self
+            .nats
+            .request(self.subjects.sim(op), payload.into())
+            .await
+            .expect("the sim answers");
+        decode_reply::<SimAck>(&msg.payload)
+    }
+
+    /// Call sim op `op`, expecting success.
+    pub async fn sim<T: Serialize>(&self, op: &str, body: &T) -> SimAck {
+        self.sim_try(op, body).await.expect("sim op succeeds")
+    }
+
+    /// Run `sql` on the test database.
+    pub async fn exec(&self, sql: &str) {
+        self.pool
+            .get()
+            .await
+            .expect("db")
+            .batch_execute(sql)
+            .await
+            .expect("sql");
+    }
+
+    /// Stop the worker and drop the database.
+    pub async fn finish(self) {
+        self.shutdown.cancel();
+        drop(self.state);
+        drop(self.archive);
+        drop(self.connector);
+        self.pool.close();
+        let mut admin: tokio_postgres::Config = base_url().parse().expect("url");
+        admin.dbname("postgres");
+        if let Ok((client, conn)) = admin.connect(tokio_postgres::NoTls).await {
+            let task = tokio::spawn(conn);
+            let _ = client
+                .batch_execute(&format!(
+                    "drop database if exists {} with (force)",
+                    self.db_name
+                ))
+                .await;
+            drop(client);
+            let _ = task.await;
+        }
+    }
+}
+
+/// A viewer that may read everything and send nowhere.
+pub fn viewer_all() -> Viewer {
+    viewer(ChatSelection::All)
+}
+
+/// A viewer with `chats`, no time bounds, no send permission, no exclusions.
+pub fn viewer(chats: ChatSelection) -> Viewer {
+    Viewer {
+        connection_id: "conn_test".into(),
+        scope: ReadScope {
+            chats,
+            since: None,
+            until: None,
+        },
+        send: SendPermission {
+            mode: SendMode::None,
+            chats: vec![],
+            revision: 0,
+        },
+        excluded_chats: vec![],
+    }
+}
+
+/// A fixed point in time the tests count from (well in the past, so "now" is after it).
+pub fn t0() -> DateTime<Utc> {
+    "2026-01-01T12:00:00Z".parse().expect("time")
+}
+
+/// `t0` + `secs` seconds.
+pub fn at(secs: i64) -> DateTime<Utc> {
+    t0() + Duration::seconds(secs)
+}
+
+/// A phone JID.
+pub fn phone(digits: &str) -> String {
+    format!("{digits}@s.whatsapp.net")
+}
+
+/// A plain text message in `chat` from the other side.
+pub fn text(chat: &str, id: &str, ts: DateTime<Utc>, body: &str) -> SimMessage {
+    SimMessage {
+        chat: chat.into(),
+        id: id.into(),
+        sender: None,
+        push_name: None,
+        from_me: false,
+        timestamp: ts,
+        kind: MessageType::Text,
+        text: body.into(),
+        reply_to: None,
+        mentions: vec![],
+        attachment: None,
+        edit: false,
+    }
+}
+
+/// A group message from `sender`.
+pub fn group_text(
+    group: &str,
+    sender: &str,
+    id: &str,
+    ts: DateTime<Utc>,
+    body: &str,
+) -> SimMessage {
+    SimMessage {
+        sender: Some(sender.into()),
+        ..text(group, id, ts, body)
+    }
+}
