@@ -10,7 +10,7 @@ use wazap_shared::wire::SyncState;
 
 use super::Connector;
 use super::demo_data::demo_data;
-use super::sim::{story_to_inbound, to_inbound};
+use super::inbound::{story_to_inbound, to_inbound};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate};
 
 /// The demo connector.

@@ -1,7 +1,7 @@
 //! Connectors: the WhatsApp side of the worker. `demo` serves a built-in sample archive, `sim`
 //! is a deterministic test peer driven over NATS, and `whatsapp` (a later issue) is the real
 //! connection. Everything a connector observes enters the archive through [`crate::archive`];
-//! [`sim::to_inbound`] maps the sim's wire messages (also the demo's) onto [`Inbound`].
+//! [`inbound::to_inbound`] maps the sim's wire messages (also the demo's) onto [`Inbound`].
 //!
 //! [`Inbound`]: crate::archive::Inbound
 
@@ -18,6 +18,7 @@ use crate::config::ConnectorKind;
 
 pub mod demo;
 pub mod demo_data;
+pub mod inbound;
 pub mod sim;
 
 /// What the worker asks of a connector.

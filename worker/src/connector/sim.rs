@@ -7,7 +7,7 @@
 //!
 //! | op | body | effect, ack |
 //! | --- | --- | --- |
-//! | `inject_message` | `{"message": SimMessage}` | live path; `ids: [message_id]` (also for a duplicate), `stored` 1 when new |
+//! | `inject_message` | `{"message": SimMessage}` | live path; `ids: [message_id]` (also for a duplicate; for an edit or delete, the target's), `stored` 1 when new or applied; nothing for an excluded chat |
 //! | `history_sync` | `{"messages": [SimMessage]}` | batch path; `stored` = newly stored, `ids[i]` = id of input i (`""` when excluded by policy) |
 //! | `history_page` | `{"chat": jid, "messages": [SimMessage]}` | queued until `read_messages` asks the phone for older history of that chat; then stored through the batch path |
 //! | `inject_story` | `InjectStory` | a status story; `ids: [story message_id]` |
@@ -26,28 +26,25 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as B64;
 use deadpool_postgres::Pool;
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use wazap_shared::RpcError;
 use wazap_shared::bus::{Reply, encode_reply};
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::sim::{
     HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState, SimAck,
-    SimAttachment, SimMessage, UpsertContact, UpsertGroup,
+    UpsertContact, UpsertGroup,
 };
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::Connector;
-use crate::archive::jid::{Jid, JidKind, STATUS_JID};
-use crate::archive::{
-    Archive, ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome,
-};
+use super::inbound::{direct_jid, story_to_inbound, to_inbound, to_inbound_all};
+use crate::archive::jid::{Jid, JidKind};
+use crate::archive::{Archive, ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
 
 /// A queued history page: account, canonical chat JID, messages.
 type Page = (String, String, Vec<Inbound>);
@@ -325,14 +322,6 @@ fn internal(_op: &str, e: &anyhow::Error) -> RpcError {
     crate::archive::read::internal("sim", e)
 }
 
-fn direct_jid(s: &str, field: &str) -> Result<Jid, RpcError> {
-    Jid::parse(s)
-        .filter(|j| j.kind == JidKind::Direct)
-        .ok_or_else(|| {
-            RpcError::invalid(field, "expected a person's JID (…@s.whatsapp.net or …@lid)")
-        })
-}
-
 fn ack_one(out: IngestOutcome) -> Result<SimAck, RpcError> {
     let stored = u32::from(matches!(
         out,
@@ -368,97 +357,4 @@ fn ack_many(outcomes: &[IngestOutcome]) -> SimAck {
             .map(|o| o.id().unwrap_or_default().to_owned())
             .collect(),
     }
-}
-
-fn to_inbound_all(messages: Vec<SimMessage>) -> Result<Vec<Inbound>, RpcError> {
-    messages
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| {
-            to_inbound(m).map_err(|e| RpcError::new(e.code, format!("messages[{i}].{}", e.message)))
-        })
-        .collect()
-}
-
-/// Map a sim (or demo) message onto the archive's [`Inbound`], checking its JIDs and media.
-pub fn to_inbound(m: SimMessage) -> Result<Inbound, RpcError> {
-    let chat =
-        Jid::parse(&m.chat).ok_or_else(|| RpcError::invalid("chat", "expected a WhatsApp JID"))?;
-    if m.id.trim().is_empty() || m.id.len() > 128 {
-        return Err(RpcError::invalid("id", "expected 1–128 characters"));
-    }
-    if let Some(s) = &m.sender {
-        direct_jid(s, "sender")?;
-    } else if !m.from_me && chat.kind != JidKind::Direct {
-        return Err(RpcError::invalid(
-            "sender",
-            "required in groups and for stories",
-        ));
-    }
-    for j in &m.mentions {
-        direct_jid(j, "mentions")?;
-    }
-    Ok(Inbound {
-        chat_jid: m.chat,
-        wa_id: m.id,
-        sender_jid: m.sender,
-        push_name: m.push_name,
-        from_me: m.from_me,
-        timestamp: m.timestamp,
-        kind: m.kind,
-        text: m.text,
-        target_wa_id: m.reply_to,
-        edit: m.edit,
-        mentions: m.mentions,
-        attachment: m.attachment.map(to_attachment).transpose()?,
-    })
-}
-
-/// Map a sim (or demo) story onto an [`Inbound`] to `status@broadcast`.
-pub fn story_to_inbound(s: InjectStory) -> Result<Inbound, RpcError> {
-    direct_jid(&s.sender, "sender")?;
-    if s.id.trim().is_empty() || s.id.len() > 128 {
-        return Err(RpcError::invalid("id", "expected 1–128 characters"));
-    }
-    Ok(Inbound {
-        chat_jid: STATUS_JID.to_owned(),
-        wa_id: s.id,
-        sender_jid: Some(s.sender),
-        push_name: s.push_name,
-        from_me: false,
-        timestamp: s.timestamp,
-        kind: s.kind,
-        text: s.text,
-        target_wa_id: None,
-        edit: false,
-        mentions: Vec::new(),
-        attachment: s.attachment.map(to_attachment).transpose()?,
-    })
-}
-
-fn to_attachment(a: SimAttachment) -> Result<InboundAttachment, RpcError> {
-    let decode = |v: Option<String>, field: &str| {
-        v.map(|s| {
-            B64.decode(s.as_bytes()).map_err(|_| {
-                RpcError::new(
-                    ErrorCode::InvalidArgument,
-                    format!("attachment.{field}: expected standard base64"),
-                )
-            })
-        })
-        .transpose()
-    };
-    if a.mime_type.trim().is_empty() {
-        return Err(RpcError::invalid("attachment.mime_type", "required"));
-    }
-    let data = decode(a.data_base64, "data_base64")?;
-    Ok(InboundAttachment {
-        mime_type: a.mime_type,
-        filename: a.filename,
-        size: data.as_ref().map(|d| d.len() as u64),
-        seconds: a.seconds,
-        thumbnail: decode(a.thumbnail_base64, "thumbnail_base64")?,
-        data,
-        media: None,
-    })
 }

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::chats::{ChatCache, Merged};
-use self::stats::{Deltas, FLUSH_CHUNKS};
+use self::stats::Pending;
 use super::ids::IdKey;
 use super::model::{ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
 
@@ -63,15 +63,6 @@ pub(crate) enum Command {
 struct AccountState {
     own: Vec<String>,
     merged: Merged,
-}
-
-/// History deltas not yet applied to `chats`.
-#[derive(Debug, Default)]
-struct Pending {
-    per_account: HashMap<String, Deltas>,
-    chunks: usize,
-    /// `archive_meta.chat_stats_dirty` is set (committed).
-    marked: bool,
 }
 
 /// The writer task's state.
@@ -194,7 +185,7 @@ impl Writer {
                 }
             }
         }
-        if let Err(e) = self.flush_all().await {
+        if let Err(e) = self.pending.flush_all(&self.pool).await {
             tracing::warn!(error = %e, "chat statistics not flushed at shutdown; repaired at next start");
         }
         tracing::debug!("archive writer stopped");
@@ -307,62 +298,12 @@ impl Writer {
         )
         .await?;
 
-        // Chat statistics: live at once (with any pending history deltas of the same chats),
-        // history every FLUSH_CHUNKS chunks and at the end of a page.
-        let pending = self.pending.per_account.get(account);
-        let flush = !live && (last || self.pending.chunks + 1 >= FLUSH_CHUNKS);
-        let mut applied: Vec<String> = Vec::new();
-        if live {
-            let mut now = Deltas::new();
-            for chat in written.deltas.keys() {
-                if let Some(p) = pending.and_then(|p| p.get(chat)) {
-                    now.insert(chat.clone(), p.clone());
-                }
-            }
-            applied = now.keys().cloned().collect();
-            stats::merge_all(&mut now, written.deltas.clone());
-            stats::apply(&tx, account, &now).await?;
-        } else if flush {
-            let mut all = pending.cloned().unwrap_or_default();
-            stats::merge_all(&mut all, written.deltas.clone());
-            stats::apply(&tx, account, &all).await?;
-            let others_pending = self
-                .pending
-                .per_account
-                .iter()
-                .any(|(a, d)| a != account && !d.is_empty());
-            if self.pending.marked && !others_pending {
-                stats::set_dirty(&tx, false).await?;
-            }
-        } else if !self.pending.marked {
-            stats::set_dirty(&tx, true).await?;
-        }
+        let step = self
+            .pending
+            .stage(&tx, account, live, last, written.deltas)
+            .await?;
         tx.commit().await?;
-
-        // Committed: now the in-memory state may follow.
-        if live {
-            if let Some(p) = self.pending.per_account.get_mut(account) {
-                for chat in applied {
-                    p.remove(&chat);
-                }
-            }
-        } else if flush {
-            self.pending.per_account.remove(account);
-            self.pending.chunks = 0;
-            if self.pending.per_account.values().all(Deltas::is_empty) {
-                self.pending.marked = false;
-            }
-        } else {
-            self.pending.marked = true;
-            self.pending.chunks += 1;
-            stats::merge_all(
-                self.pending
-                    .per_account
-                    .entry(account.to_owned())
-                    .or_default(),
-                written.deltas,
-            );
-        }
+        self.pending.committed(account, step);
         if let Some(p) = written.max_position {
             self.committed.send_if_modified(|c| {
                 let advance = p > *c;
@@ -373,22 +314,6 @@ impl Writer {
             });
         }
         Ok(written.outcomes)
-    }
-
-    /// Apply every pending history delta.
-    async fn flush_all(&mut self) -> anyhow::Result<()> {
-        if self.pending.per_account.values().all(Deltas::is_empty) {
-            return Ok(());
-        }
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        for (account, deltas) in &self.pending.per_account {
-            stats::apply(&tx, account, deltas).await?;
-        }
-        stats::set_dirty(&tx, false).await?;
-        tx.commit().await?;
-        self.pending = Pending::default();
-        Ok(())
     }
 
     async fn contact(&mut self, account: &str, update: &ContactUpdate) -> anyhow::Result<String> {

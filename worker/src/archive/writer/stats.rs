@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::{GenericClient, Pool, Transaction};
 
 /// History chunks between two flushes (~50,000 messages).
 pub(crate) const FLUSH_CHUNKS: usize = 25;
@@ -57,6 +57,115 @@ pub(crate) fn merge_all(into: &mut Deltas, later: Deltas) {
                 into.insert(chat, d);
             }
         }
+    }
+}
+
+/// History deltas not yet applied to `chats`.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    per_account: HashMap<String, Deltas>,
+    chunks: usize,
+    /// `archive_meta.chat_stats_dirty` is set (committed).
+    marked: bool,
+}
+
+/// What a transaction did with a chunk's deltas, recorded in [`Pending`] once it commits.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Applied live, together with the pending deltas of these chats.
+    Live(Vec<String>),
+    /// Applied with every pending delta of the account.
+    Flushed,
+    /// Kept for later.
+    Deferred(Deltas),
+}
+
+impl Pending {
+    /// Inside `tx`: apply a chunk's `deltas` now (live messages, with any pending deltas of the
+    /// same chats; the last chunk of a history page, or every [`FLUSH_CHUNKS`]th, with all
+    /// pending ones) or defer them, marking the statistics dirty.
+    pub(crate) async fn stage(
+        &self,
+        tx: &Transaction<'_>,
+        account: &str,
+        live: bool,
+        last: bool,
+        deltas: Deltas,
+    ) -> anyhow::Result<Step> {
+        let pending = self.per_account.get(account);
+        if live {
+            let mut now = Deltas::new();
+            for chat in deltas.keys() {
+                if let Some(p) = pending.and_then(|p| p.get(chat)) {
+                    now.insert(chat.clone(), p.clone());
+                }
+            }
+            let merged_in: Vec<String> = now.keys().cloned().collect();
+            merge_all(&mut now, deltas);
+            apply(tx, account, &now).await?;
+            return Ok(Step::Live(merged_in));
+        }
+        if last || self.chunks + 1 >= FLUSH_CHUNKS {
+            let mut all = pending.cloned().unwrap_or_default();
+            merge_all(&mut all, deltas);
+            apply(tx, account, &all).await?;
+            let others = self
+                .per_account
+                .iter()
+                .any(|(a, d)| a != account && !d.is_empty());
+            if self.marked && !others {
+                set_dirty(tx, false).await?;
+            }
+            return Ok(Step::Flushed);
+        }
+        if !self.marked {
+            set_dirty(tx, true).await?;
+        }
+        Ok(Step::Deferred(deltas))
+    }
+
+    /// The transaction that staged `step` committed.
+    pub(crate) fn committed(&mut self, account: &str, step: Step) {
+        match step {
+            Step::Live(chats) => {
+                if let Some(p) = self.per_account.get_mut(account) {
+                    for chat in chats {
+                        p.remove(&chat);
+                    }
+                }
+            }
+            Step::Flushed => {
+                self.per_account.remove(account);
+                self.chunks = 0;
+                if self.per_account.values().all(Deltas::is_empty) {
+                    self.marked = false;
+                }
+            }
+            Step::Deferred(deltas) => {
+                self.marked = true;
+                self.chunks += 1;
+                merge_all(
+                    self.per_account.entry(account.to_owned()).or_default(),
+                    deltas,
+                );
+            }
+        }
+    }
+
+    /// Apply every pending delta (at shutdown).
+    pub(crate) async fn flush_all(&mut self, pool: &Pool) -> anyhow::Result<()> {
+        if self.per_account.values().all(Deltas::is_empty) {
+            return Ok(());
+        }
+        let mut client = pool.get().await?;
+        let tx = client.transaction().await?;
+        for (account, deltas) in &self.per_account {
+            apply(&tx, account, deltas).await?;
+        }
+        set_dirty(&tx, false).await?;
+        tx.commit().await?;
+        *self = Self::default();
+        Ok(())
     }
 }
 

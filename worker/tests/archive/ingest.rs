@@ -1,0 +1,205 @@
+//! The single writer: positions in commit order under concurrent live and history ingest, chat statistics, demo seeding.
+
+use super::*;
+
+#[tokio::test]
+async fn positions_become_visible_in_order_under_concurrent_live_and_batch() {
+    let h = Harness::start().await;
+    let mut committed = h.archive.committed();
+    let batch: Vec<Inbound> = (0..9_000)
+        .map(|i| Inbound {
+            chat_jid: phone(&format!("9725040{:05}", i % 300)),
+            wa_id: format!("H{i}"),
+            sender_jid: None,
+            push_name: None,
+            from_me: i % 7 == 0,
+            timestamp: at(i),
+            kind: MessageType::Text,
+            text: format!("history {i}"),
+            target_wa_id: None,
+            edit: false,
+            mentions: vec![],
+            attachment: None,
+        })
+        .collect();
+    let archive = h.archive.clone();
+    let batch_task = tokio::spawn(async move { archive.ingest_batch("default", batch).await });
+    let archive = h.archive.clone();
+    let live_task = tokio::spawn(async move {
+        let mut positions = Vec::new();
+        for i in 0..150 {
+            let m = Inbound {
+                chat_jid: phone(ANA),
+                wa_id: format!("L{i}"),
+                sender_jid: None,
+                push_name: None,
+                from_me: false,
+                timestamp: at(100_000 + i),
+                kind: MessageType::Text,
+                text: "live".into(),
+                target_wa_id: None,
+                edit: false,
+                mentions: vec![],
+                attachment: None,
+            };
+            match archive.ingest_live("default", m).await.unwrap() {
+                IngestOutcome::Stored { position, .. } => positions.push(position),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        positions
+    });
+    // A reader: whatever it sees later never fills in below what it saw before.
+    let pool = h.pool.clone();
+    let reader = tokio::spawn(async move {
+        let client = pool.get().await.unwrap();
+        let mut seen: HashSet<i64> = HashSet::new();
+        let mut max_seen = 0i64;
+        let mut snapshots = 0;
+        loop {
+            let rows: Vec<i64> = client
+                .query("select position from messages", &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            for p in &rows {
+                if seen.insert(*p) {
+                    assert!(
+                        *p > max_seen || snapshots == 0,
+                        "position {p} appeared after {max_seen}"
+                    );
+                }
+            }
+            let new_max = rows.iter().copied().max().unwrap_or(0);
+            snapshots += 1;
+            if rows.len() >= 9_150 {
+                return snapshots;
+            }
+            max_seen = max_seen.max(new_max);
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    });
+    let mut watched = Vec::new();
+    let watcher = async {
+        while committed.changed().await.is_ok() {
+            let p = *committed.borrow_and_update();
+            watched.push(p);
+            if p >= 9_150 {
+                break;
+            }
+        }
+    };
+    let (stored, live, ()) = tokio::join!(batch_task, live_task, watcher);
+    assert_eq!(stored.unwrap().unwrap(), 9_000);
+    let live = live.unwrap();
+    assert!(
+        live.windows(2).all(|w| w[0] < w[1]),
+        "live positions increase"
+    );
+    assert!(
+        watched.windows(2).all(|w| w[0] < w[1]),
+        "the committed position only grows"
+    );
+    let snapshots = reader.await.unwrap();
+    assert!(snapshots > 1);
+    let (count, max): (i64, i64) = {
+        let r = h
+            .pool
+            .get()
+            .await
+            .unwrap()
+            .query_one("select count(*), max(position) from messages", &[])
+            .await
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!(count, 9_150);
+    assert_eq!(*watched.last().unwrap(), max);
+    // Chat statistics are current once the history page is in.
+    let listed = list_chats::handle(
+        &h.state,
+        &viewer_all(),
+        ListChatsRequest {
+            limit: Some(200),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed.chats[0].last_message_at, Some(at(100_149)));
+    assert_eq!(listed.chats[0].unread_count, 150);
+    assert_eq!(listed.chats[1].last_message_at, Some(at(8_999)));
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn chat_statistics_are_repaired_after_an_unclean_stop() {
+    let h = Harness::start().await;
+    history(
+        &h,
+        vec![
+            text(&phone(ANA), "A1", at(10), "a"),
+            text(&phone(BEN), "B1", at(20), "b"),
+        ],
+    )
+    .await;
+    // As if the worker died with history deltas pending: statistics lag, the mark is set.
+    h.exec("update chats set last_message_at = null, last_position = null; update archive_meta set chat_stats_dirty = true")
+        .await;
+    let v = viewer_all();
+    assert!(
+        list_chats::handle(&h.state, &v, ListChatsRequest::default())
+            .await
+            .unwrap()
+            .chats
+            .is_empty()
+    );
+    let restarted = wazap_worker::archive::Archive::start(h.pool.clone(), h.shutdown.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        restarted.meta(),
+        h.archive.meta(),
+        "the archive keeps its identity"
+    );
+    let listed = list_chats::handle(&h.state, &v, ListChatsRequest::default())
+        .await
+        .unwrap();
+    let times: Vec<_> = listed.chats.iter().map(|c| c.last_message_at).collect();
+    assert_eq!(times, vec![Some(at(20)), Some(at(10))]);
+    let dirty: bool = h
+        .pool
+        .get()
+        .await
+        .unwrap()
+        .query_one("select chat_stats_dirty from archive_meta", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!dirty);
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn the_demo_connector_seeds_once_and_cannot_send() {
+    let h = Harness::start_with(wazap_worker::config::ConnectorKind::Demo).await;
+    assert!(!h.connector.can_send());
+    assert_eq!(h.connector.state("default"), SyncState::Demo);
+    let v = viewer_all();
+    let listed = list_chats::handle(&h.state, &v, ListChatsRequest::default())
+        .await
+        .unwrap();
+    assert!(listed.chats.len() >= 3);
+    assert!(listed.chats.iter().all(|c| !c.can_send));
+    let r = read(&h, &v, req(&listed.chats[0].chat_id)).await;
+    assert!(r.count > 0);
+    assert_eq!(r.sync, SyncState::Demo);
+    assert!(r.notes.is_empty());
+    let again = wazap_worker::connector::demo::seed(&h.archive, &h.pool, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(again, 0, "an archive with messages is not seeded twice");
+    h.finish().await;
+}

@@ -1,0 +1,307 @@
+//! read_messages: paging, `types`, asking the phone for older history, previews, sync notes, sim payload checks.
+
+use super::*;
+
+#[tokio::test]
+async fn read_messages_pages_without_gaps_counts_types_and_asks_the_phone() {
+    let h = Harness::start().await;
+    let chat = phone(ANA);
+    let msgs: Vec<SimMessage> = (0..120)
+        .map(|i| {
+            if i % 10 == 0 {
+                image(&chat, &format!("M{i:03}"), i, "pic")
+            } else {
+                text(&chat, &format!("M{i:03}"), at(i), &format!("n{i}"))
+            }
+        })
+        .collect();
+    let ack = history(&h, msgs).await;
+    assert_eq!(ack.stored, 120);
+    let v = viewer_all();
+    let first = read(&h, &v, req(&format!("+{ANA}"))).await;
+    assert_eq!(first.count, 50);
+    assert_eq!(first.sync, SyncState::Live);
+    assert!(first.notes.is_empty());
+    assert!(first.older.is_none());
+    assert_eq!(first.messages.last().unwrap().text, "n119");
+    assert_eq!(first.messages[0].message_id, ack.ids[70]);
+    let chat_id = first.chat_id.clone();
+    assert!(chat_id.starts_with("c_"));
+
+    let mut all: Vec<String> = first
+        .messages
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect();
+    let mut before = all[0].clone();
+    let mut older = None;
+    loop {
+        let page = read(
+            &h,
+            &v,
+            ReadMessagesRequest {
+                before: Some(before.clone()),
+                ..req(&chat_id)
+            },
+        )
+        .await;
+        older = page.older.clone().or(older);
+        if page.messages.is_empty() {
+            break;
+        }
+        let ids: Vec<String> = page.messages.iter().map(|m| m.message_id.clone()).collect();
+        before = ids[0].clone();
+        all.splice(0..0, ids);
+    }
+    assert_eq!(
+        all, ack.ids,
+        "pages join without gaps or overlap, oldest first"
+    );
+    let older = older.expect("the phone was asked when the archive ran out");
+    assert!(older.asked_phone);
+    assert_eq!(older.received, 0);
+
+    // `types` filters and `limit` counts only matching messages; both are echoed.
+    let images = read(
+        &h,
+        &v,
+        ReadMessagesRequest {
+            types: Some(vec![MessageType::Image]),
+            limit: Some(5),
+            ..req(&chat_id)
+        },
+    )
+    .await;
+    assert_eq!(images.count, 5);
+    assert!(images.messages.iter().all(|m| m.kind == MessageType::Image));
+    assert_eq!(images.messages[4].message_id, ack.ids[110]);
+    assert_eq!(images.messages[0].message_id, ack.ids[70]);
+    assert_eq!(images.types, Some(vec![MessageType::Image]));
+    let att = images.messages[0].attachment.as_ref().expect("attachment");
+    assert_eq!(att.mime_type, "image/jpeg");
+    assert_eq!(att.filename.as_deref(), Some("M070.jpg"));
+    assert_eq!(att.caption.as_deref(), Some("pic"));
+    assert_eq!(att.size, Some(16));
+    assert!(att.attachment_id.starts_with("a_"));
+
+    for (bad, field) in [
+        (
+            ReadMessagesRequest {
+                limit: Some(0),
+                ..req(&chat_id)
+            },
+            "limit",
+        ),
+        (
+            ReadMessagesRequest {
+                hours: Some(2),
+                ..req(&chat_id)
+            },
+            "hours",
+        ),
+        (
+            ReadMessagesRequest {
+                before: Some("m_doesnotexist".into()),
+                ..req(&chat_id)
+            },
+            "before",
+        ),
+        (
+            ReadMessagesRequest {
+                types: Some(vec![]),
+                ..req(&chat_id)
+            },
+            "types",
+        ),
+        (req("972@s.whatsapp.net"), "chat_id"),
+        (
+            ReadMessagesRequest {
+                hours: Some(25),
+                ..req("status")
+            },
+            "hours",
+        ),
+    ] {
+        let e = read_messages::handle(&h.state, &v, bad).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.starts_with(field), "{}", e.message);
+    }
+    for missing in ["c_0000000000000000000a", "+15550001111"] {
+        let e = read_messages::handle(&h.state, &v, req(missing))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ChatNotFound);
+    }
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn history_pages_arrive_through_fetch_older() {
+    let h = Harness::start().await;
+    let chat = phone(ANA);
+    let recent: Vec<SimMessage> = (100..110)
+        .map(|i| text(&chat, &format!("R{i}"), at(i), "new"))
+        .collect();
+    let ack = history(&h, recent).await;
+    let page: Vec<SimMessage> = (0..30)
+        .map(|i| text(&chat, &format!("O{i:02}"), at(i), "old"))
+        .collect();
+    h.sim(
+        sim_op::HISTORY_PAGE,
+        &HistoryPage {
+            chat: chat.clone(),
+            messages: page,
+        },
+    )
+    .await;
+    // A page for another chat stays queued.
+    h.sim(
+        sim_op::HISTORY_PAGE,
+        &HistoryPage {
+            chat: phone(BEN),
+            messages: vec![text(&phone(BEN), "B0", at(1), "x")],
+        },
+    )
+    .await;
+    let v = viewer_all();
+    let r = read(
+        &h,
+        &v,
+        ReadMessagesRequest {
+            before: Some(ack.ids[0].clone()),
+            limit: Some(20),
+            ..req(&format!("+{ANA}"))
+        },
+    )
+    .await;
+    let older = r.older.expect("asked the phone");
+    assert!(older.asked_phone);
+    assert_eq!(older.received, 30);
+    assert_eq!(r.count, 20);
+    assert_eq!(r.messages.last().unwrap().timestamp, at(29));
+    assert_eq!(r.messages[0].timestamp, at(10));
+    // Enough left in the archive: the phone is not asked.
+    let r2 = read(
+        &h,
+        &v,
+        ReadMessagesRequest {
+            before: Some(r.messages.last().unwrap().message_id.clone()),
+            limit: Some(5),
+            ..req(&r.chat_id)
+        },
+    )
+    .await;
+    assert!(r2.older.is_none());
+    assert_eq!(r2.count, 5);
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn previews_are_newest_first_and_at_most_twelve() {
+    let h = Harness::start().await;
+    let chat = phone(ANA);
+    let mut msgs: Vec<SimMessage> = (0..15)
+        .map(|i| image(&chat, &format!("I{i:02}"), i, ""))
+        .collect();
+    let mut no_thumb = image(&chat, "I99", 99, "");
+    no_thumb.attachment.as_mut().unwrap().thumbnail_base64 = None;
+    msgs.push(no_thumb);
+    let ack = history(&h, msgs).await;
+    let v = viewer_all();
+    let id = chat_of(&h, &chat).await;
+    let r = read(
+        &h,
+        &v,
+        ReadMessagesRequest {
+            include_previews: Some(true),
+            ..req(&id)
+        },
+    )
+    .await;
+    assert_eq!(r.count, 16);
+    assert_eq!(r.preview_count, 12);
+    let ids: Vec<&str> = r.previews.iter().map(|p| p.message_id.as_str()).collect();
+    let expected: Vec<&str> = ack.ids[3..15].iter().rev().map(String::as_str).collect();
+    assert_eq!(ids, expected);
+    assert_eq!(B64.decode(&r.previews[0].data_base64).unwrap(), jpeg());
+    let r = read(&h, &v, req(&id)).await;
+    assert_eq!(r.preview_count, 0);
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn sync_state_notes_and_bad_sim_payloads() {
+    let h = Harness::start().await;
+    inject(&h, text(&phone(ANA), "A1", at(1), "hi")).await;
+    h.sim(
+        sim_op::SET_STATE,
+        &SetState {
+            state: SyncState::Offline,
+        },
+    )
+    .await;
+    let r = read(&h, &viewer_all(), req(&format!("+{ANA}"))).await;
+    assert_eq!(r.sync, SyncState::Offline);
+    assert_eq!(r.notes.len(), 1);
+    let e = h
+        .sim_try(
+            sim_op::INJECT_MESSAGE,
+            &serde_json::json!({"message": {"chat": "x"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = h
+        .sim_try(
+            sim_op::INJECT_MESSAGE,
+            &InjectMessage {
+                message: text("not-a-jid", "Z", at(1), ""),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.starts_with("chat"));
+    let e = h
+        .sim_try(
+            sim_op::INJECT_MESSAGE,
+            &InjectMessage {
+                message: text(GROUP, "Z", at(1), ""),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.starts_with("sender"));
+    let mut bad = image(&phone(ANA), "Z", 1, "");
+    bad.attachment.as_mut().unwrap().data_base64 = Some("***".into());
+    let e = h
+        .sim_try(sim_op::INJECT_MESSAGE, &InjectMessage { message: bad })
+        .await
+        .unwrap_err();
+    assert!(e.message.starts_with("attachment.data_base64"));
+    let e = h
+        .sim_try(
+            sim_op::UPSERT_CONTACT,
+            &UpsertContact {
+                jid: phone(ANA),
+                lid: Some(phone(BEN)),
+                name: "x".into(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.starts_with("lid"));
+    // The sim keeps attachment bytes so a later download works.
+    inject(&h, image(&phone(ANA), "I1", 2, "")).await;
+    let data: Vec<u8> = h
+        .pool
+        .get()
+        .await
+        .unwrap()
+        .query_one("select data from attachments", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(data, b"full image bytes");
+    h.finish().await;
+}
