@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use wazap_shared::bus;
 use wazap_shared::subjects::Subjects;
 
-use crate::archive::Archive;
+use crate::archive::{self, Archive};
 use crate::state::AppState;
 use crate::{Config, connector, db, grants, handlers};
 
@@ -45,6 +45,8 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     let archive = Archive::start(pool.clone(), services.clone())
         .await
         .context("archive")?;
+    // Waiting gateways wake on these events instead of polling (DESIGN §8).
+    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, services.clone());
     let kid = grants::ensure_signing_key(&pool)
         .await
         .context("signing key")?;
