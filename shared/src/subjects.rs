@@ -14,6 +14,14 @@ pub mod op {
     pub const SEARCH_GROUPS: &str = "search_groups";
     /// `read_messages`.
     pub const READ_MESSAGES: &str = "read_messages";
+    /// `send_message`.
+    pub const SEND_MESSAGE: &str = "send_message";
+    /// `send_media`.
+    pub const SEND_MEDIA: &str = "send_media";
+    /// `send_voice_note`.
+    pub const SEND_VOICE_NOTE: &str = "send_voice_note";
+    /// `get_send_status`.
+    pub const GET_SEND_STATUS: &str = "get_send_status";
 }
 
 /// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).
@@ -78,6 +86,12 @@ impl Subjects {
     /// `<prefix>.events.archive`: "the archive advanced to position P".
     pub fn archive_events(&self) -> String {
         format!("{}.events.archive", self.prefix)
+    }
+
+    /// The JetStream object-store bucket where media bytes wait between gateway and worker
+    /// (bucket names take no dots).
+    pub fn media_bucket(&self) -> String {
+        format!("{}-media", self.prefix.replace('.', "_"))
     }
 
     /// The op of an rpc or sim subject under this prefix, if it is one.

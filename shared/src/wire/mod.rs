@@ -6,6 +6,7 @@
 pub mod grants;
 pub mod message;
 pub mod read;
+pub mod send;
 pub mod sim;
 pub mod system;
 
