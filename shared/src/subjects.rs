@@ -14,6 +14,8 @@ pub mod op {
     pub const SEARCH_GROUPS: &str = "search_groups";
     /// `read_messages`.
     pub const READ_MESSAGES: &str = "read_messages";
+    /// `wait_for_messages` (one poll; the gateway waits between polls).
+    pub const WAIT_FOR_MESSAGES: &str = "wait_for_messages";
     /// `send_message`.
     pub const SEND_MESSAGE: &str = "send_message";
     /// `send_media`.
@@ -22,6 +24,12 @@ pub mod op {
     pub const SEND_VOICE_NOTE: &str = "send_voice_note";
     /// `get_send_status`.
     pub const GET_SEND_STATUS: &str = "get_send_status";
+    /// `search_messages`.
+    pub const SEARCH_MESSAGES: &str = "search_messages";
+    /// `search_attachments`.
+    pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
+    /// `get_attachment`.
+    pub const GET_ATTACHMENT: &str = "get_attachment";
 }
 
 /// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).
@@ -42,6 +50,11 @@ pub mod sim_op {
     pub const SET_STATE: &str = "set_state";
     /// Set the account's own phone JID and/or LID (so @-mentions of it count as `mentions_me`).
     pub const SET_ACCOUNT: &str = "set_account";
+    /// Arm a fault for the next send (`fail_upload`, `no_ack`, `ack_delay_ms`,
+    /// `error_after_transmit`, `crash_after_transmit`).
+    pub const ARM_SEND_FAULT: &str = "arm_send_fault";
+    /// Read the transmission log (what the sim "sent").
+    pub const TRANSMISSIONS: &str = "transmissions";
 }
 
 /// Subject builder for one deployment prefix.

@@ -6,8 +6,10 @@
 pub mod grants;
 pub mod message;
 pub mod read;
+pub mod search;
 pub mod send;
 pub mod sim;
 pub mod system;
+pub mod wait;
 
 pub use message::*;
