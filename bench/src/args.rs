@@ -9,6 +9,7 @@ pub(crate) const USAGE: &str =
                  chat_id, message_id, sender, timestamp (RFC 3339), text, kind, from_me
   --requests N   measured calls per tool, after 10% warm-up (default 2000)
   --out FILE     where the JSON figures go (default bench-results.json)
+  --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -19,6 +20,7 @@ pub(crate) struct Args {
     pub(crate) jsonl: Option<String>,
     pub(crate) requests: usize,
     pub(crate) out: String,
+    pub(crate) keep: bool,
 }
 
 impl Args {
@@ -30,6 +32,7 @@ impl Args {
             jsonl: None,
             requests: 2_000,
             out: "bench-results.json".into(),
+            keep: false,
         };
         while let Some(flag) = argv.next() {
             let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -43,6 +46,7 @@ impl Args {
                 "--requests" => a.requests = number(value()?)?,
                 "--jsonl" => a.jsonl = Some(value()?),
                 "--out" => a.out = value()?,
+                "--keep" => a.keep = true,
                 "-h" | "--help" => return Err("help".into()),
                 other => return Err(format!("unknown argument {other}")),
             }

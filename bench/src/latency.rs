@@ -107,6 +107,54 @@ pub(crate) async fn run_reads(
     Ok(())
 }
 
+/// Measure `read_messages` as the worker alone answers it (NATS request/reply, no HTTP or MCP),
+/// to show how the end-to-end time divides between the gateway and the worker.
+pub(crate) async fn run_rpc(
+    stack: &wazap_tests::Stack,
+    connection: &str,
+    args: &Args,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    use wazap_shared::bus;
+    use wazap_shared::grant::VerifiedGrant;
+    use wazap_shared::wire::read::{ReadMessages, ReadMessagesRequest};
+    let grant = VerifiedGrant {
+        connection_id: connection.to_owned(),
+        revision: 0,
+        loopback: true,
+    };
+    let req = ReadMessagesRequest {
+        chat_id: report.ingest.busy_chat_id.clone(),
+        limit: Some(50),
+        ..Default::default()
+    };
+    let one = || bus::call::<ReadMessages>(&stack.nats, &stack.subjects, Some(&grant), &req, None);
+    for _ in 0..(args.requests / 10).max(10) {
+        one().await?;
+    }
+    let started = Instant::now();
+    let runs = (0..2).map(|_| async {
+        let mut times = Vec::with_capacity(args.requests / 2);
+        for _ in 0..args.requests / 2 {
+            let t = Instant::now();
+            one().await?;
+            times.push(t.elapsed());
+        }
+        Ok::<_, wazap_shared::RpcError>(times)
+    });
+    let mut times: Vec<Duration> = Vec::new();
+    for t in futures::future::try_join_all(runs).await? {
+        times.extend(t);
+    }
+    let l = summarise(times, started.elapsed().as_secs_f64());
+    report.latencies.push(Latency {
+        name: "read_messages, worker only (NATS RPC, no HTTP/MCP)".into(),
+        budget: "(for attribution)",
+        ..l
+    });
+    Ok(())
+}
+
 /// Call `tool` `n` times from two clients at once (after a 10% warm-up) and summarise.
 async fn measure(
     url: &str,
@@ -144,16 +192,24 @@ async fn measure(
     for c in clients {
         c.close().await;
     }
+    Ok(Latency {
+        name: tool.into(),
+        ..summarise(times, wall)
+    })
+}
+
+/// Percentiles of `times` over `wall` seconds.
+fn summarise(mut times: Vec<Duration>, wall: f64) -> Latency {
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let pick = |q: f64| ms(times[((times.len() as f64 * q) as usize).min(times.len() - 1)]);
-    Ok(Latency {
-        name: tool.into(),
+    Latency {
+        name: String::new(),
         calls: times.len(),
         p50_ms: pick(0.50),
         p99_ms: pick(0.99),
         max_ms: ms(*times.last().expect("calls")),
         per_sec: times.len() as f64 / wall,
         budget: "",
-    })
+    }
 }

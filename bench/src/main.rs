@@ -9,6 +9,7 @@ mod latency;
 
 use std::time::Duration;
 
+use wazap_shared::grant::ConnectionKind;
 use wazap_shared::wire::grants::ReadScope;
 use wazap_tests::{Stack, TestDb};
 use wazap_worker::config::ConnectorKind;
@@ -22,7 +23,10 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(64);
         }
     };
-    let db = TestDb::create().await?;
+    let mut db = TestDb::create().await?;
+    if args.keep {
+        db.keep();
+    }
     eprintln!(
         "wazap-bench: database {}",
         db.url.rsplit('/').next().unwrap_or_default()
@@ -31,9 +35,16 @@ async fn main() -> anyhow::Result<()> {
 
     let stack = Stack::on(db, ConnectorKind::Sim).await?;
     let gw = stack.gateway(&[("WAZAP_MCP_MAX_CONCURRENCY", "2")]).await?;
-    let token = stack.token(ReadScope::all()).await?;
+    let (connection, token) = stack
+        .token_with(
+            ReadScope::all(),
+            ConnectionKind::Local,
+            Duration::from_secs(86_400),
+        )
+        .await?;
     let mut report = latency::Report::new(&args, ingest);
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
+    latency::run_rpc(&stack, &connection, &args, &mut report).await?;
     report.print();
     std::fs::write(&args.out, serde_json::to_vec_pretty(&report.to_json())?)?;
     eprintln!("wazap-bench: wrote {}", args.out);

@@ -54,6 +54,7 @@ pub struct TestDb {
     /// Its URL.
     pub url: String,
     name: String,
+    keep: bool,
 }
 
 impl TestDb {
@@ -61,12 +62,24 @@ impl TestDb {
     pub async fn create() -> anyhow::Result<Self> {
         let name = format!("wazap_t_{}", random_hex(8));
         let url = wazap_worker::db::create_database(&database_server_url(), &name).await?;
-        Ok(Self { url, name })
+        Ok(Self {
+            url,
+            name,
+            keep: false,
+        })
+    }
+
+    /// Keep the database when this value is dropped (the benchmark's `--keep`).
+    pub fn keep(&mut self) {
+        self.keep = true;
     }
 }
 
 impl Drop for TestDb {
     fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
         let admin = database_server_url();
         let name = self.name.clone();
         // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
