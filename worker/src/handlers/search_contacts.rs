@@ -20,16 +20,7 @@ pub async fn handle(
     req: SearchContactsRequest,
 ) -> Result<SearchContactsResponse, RpcError> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
-    let text = req.query.trim();
-    if text.is_empty() {
-        return Err(RpcError::invalid(
-            "query",
-            "required: part of a name or phone digits",
-        ));
-    }
-    if text.chars().count() > 256 {
-        return Err(RpcError::invalid("query", "at most 256 characters"));
-    }
+    let text = read::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
     let db = state
         .db

@@ -18,16 +18,7 @@ pub async fn handle(
     req: SearchGroupsRequest,
 ) -> Result<SearchGroupsResponse, RpcError> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
-    let text = req.query.trim();
-    if text.is_empty() {
-        return Err(RpcError::invalid(
-            "query",
-            "required: part of a group's name",
-        ));
-    }
-    if text.chars().count() > 256 {
-        return Err(RpcError::invalid("query", "at most 256 characters"));
-    }
+    let text = read::query(&req.query, "part of a group's name")?;
     let db = state
         .db
         .get()

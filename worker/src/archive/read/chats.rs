@@ -38,6 +38,19 @@ pub(crate) struct ChatQuery {
 /// The display name of a chat: phonebook name or group subject, else push name, else phone.
 const DISPLAY_NAME: &str = "coalesce(c.name, c.push_name, '+' || c.phone)";
 
+/// SQL for the time of chat `c`'s latest readable message: the chat's latest, unless the
+/// scope's `until` hides the newest ones.
+fn last_readable(viewer: &Viewer, p: &mut Params) -> String {
+    match viewer.scope.until {
+        None => "c.last_message_at".to_owned(),
+        Some(until) => format!(
+            "(select max(m.ts) from messages m
+               where m.account_id = c.account_id and m.chat_id = c.chat_id and m.ts < {})",
+            p.push(until)
+        ),
+    }
+}
+
 /// The chats of `account` with at least one message the viewer may read, most recent first.
 /// `Ok(None)` when `before` is not a chat of this listing.
 pub(crate) async fn list(
@@ -49,17 +62,7 @@ pub(crate) async fn list(
     let mut p = Params::default();
     let acc = p.push(account.to_owned());
     let filter = chat_filter(viewer, "c.chat_id", &mut p);
-    // The latest readable message: the chat's latest, unless `until` hides the newest ones.
-    let last = match viewer.scope.until {
-        None => "c.last_message_at".to_owned(),
-        Some(until) => {
-            let u = p.push(until);
-            format!(
-                "(select max(m.ts) from messages m
-                   where m.account_id = c.account_id and m.chat_id = c.chat_id and m.ts < {u})"
-            )
-        }
-    };
+    let last = last_readable(viewer, &mut p);
     let mut inner = format!(
         "select c.chat_id, {DISPLAY_NAME} as name, c.kind, {last} as last_at, c.unread_count
            from chats c
@@ -73,16 +76,7 @@ pub(crate) async fn list(
         let mut bp = Params::default();
         let bacc = bp.push(account.to_owned());
         let bfilter = chat_filter(viewer, "c.chat_id", &mut bp);
-        let blast = match viewer.scope.until {
-            None => "c.last_message_at".to_owned(),
-            Some(until) => {
-                let u = bp.push(until);
-                format!(
-                    "(select max(m.ts) from messages m
-                       where m.account_id = c.account_id and m.chat_id = c.chat_id and m.ts < {u})"
-                )
-            }
-        };
+        let blast = last_readable(viewer, &mut bp);
         let bid = bp.push(before.clone());
         let mut sql = format!(
             "select {blast} from chats c

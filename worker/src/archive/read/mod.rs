@@ -221,3 +221,16 @@ pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, R
         Some(_) => Err(RpcError::invalid("limit", &format!("expected 1–{max}"))),
     }
 }
+
+/// A required `query` argument: trimmed, non-empty (else `invalid_argument` saying `what` it
+/// should be), at most 256 characters.
+pub(crate) fn query<'a>(value: &'a str, what: &str) -> Result<&'a str, RpcError> {
+    let text = value.trim();
+    if text.is_empty() {
+        return Err(RpcError::invalid("query", &format!("required: {what}")));
+    }
+    if text.chars().count() > 256 {
+        return Err(RpcError::invalid("query", "at most 256 characters"));
+    }
+    Ok(text)
+}
