@@ -37,6 +37,11 @@ impl Bus {
         &self.nats
     }
 
+    /// This deployment's subjects (e.g. the media bucket's name).
+    pub(crate) fn subjects(&self) -> &Subjects {
+        &self.subjects
+    }
+
     /// Call op `R` with `R::DEADLINE` (or `deadline`), logging the op, the connection id and
     /// the outcome once.
     pub(crate) async fn call<R: Rpc>(

@@ -6,10 +6,13 @@
 //! invalid-params errors instead (rmcp's default would make them tool results echoing serde's
 //! message, which can quote the value sent).
 
+mod get_attachment;
 mod list_chats;
 mod read_messages;
+mod search_attachments;
 mod search_contacts;
 mod search_groups;
+mod search_messages;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,7 +54,6 @@ pub(crate) enum Gate {
     #[expect(dead_code, reason = "the send tools are a later issue")]
     Outbound,
     /// Only with `WAZAP_ATTACHMENTS=on`.
-    #[expect(dead_code, reason = "the attachment tools are a later issue")]
     Attachments,
 }
 
@@ -74,6 +76,9 @@ const TOOLS: &[ToolEntry] = &[
     search_contacts::ENTRY,
     search_groups::ENTRY,
     read_messages::ENTRY,
+    search_messages::ENTRY,
+    search_attachments::ENTRY,
+    get_attachment::ENTRY,
 ];
 
 /// The tools this deployment serves, with their body limits.
@@ -248,10 +253,13 @@ mod tests {
         assert_eq!(
             names,
             [
+                "get_attachment",
                 "list_chats",
                 "read_messages",
+                "search_attachments",
                 "search_contacts",
-                "search_groups"
+                "search_groups",
+                "search_messages"
             ]
         );
         for tool in set.router.list_all() {

@@ -37,6 +37,19 @@ pub trait Connector: Send + Sync + 'static {
         chat_id: &str,
         wait: std::time::Duration,
     ) -> BoxFuture<'_, anyhow::Result<u32>>;
+
+    /// Download the bytes of an attachment that are not cached yet (`attachments.data` is
+    /// null), from the download info kept at receive time; `None` when the connector has no
+    /// way to get them. `demo` and `sim` store every file's bytes at ingest, so they keep this
+    /// default.
+    fn download(
+        &self,
+        account_id: &str,
+        attachment_id: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Option<Vec<u8>>>> {
+        let _ = (account_id, attachment_id);
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// A shared connector handle.

@@ -24,12 +24,15 @@ use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
+pub mod get_attachment;
 pub mod jwks;
 pub mod list_chats;
 pub mod ping;
 pub mod read_messages;
 pub mod search_contacts;
+pub mod search_attachments;
 pub mod search_groups;
+pub mod search_messages;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
 pub const QUEUE_GROUP: &str = "wazap-worker";
@@ -136,6 +139,18 @@ async fn dispatch(
         }
         op::READ_MESSAGES => {
             granted::<ReadMessages>(state, grant, payload, read_messages::handle).await
+        }
+        op::SEARCH_MESSAGES => {
+            use wazap_shared::wire::search::SearchMessages;
+            granted::<SearchMessages>(state, grant, payload, search_messages::handle).await
+        }
+        op::SEARCH_ATTACHMENTS => {
+            use wazap_shared::wire::search::SearchAttachments;
+            granted::<SearchAttachments>(state, grant, payload, search_attachments::handle).await
+        }
+        op::GET_ATTACHMENT => {
+            use wazap_shared::wire::search::GetAttachment;
+            granted::<GetAttachment>(state, grant, payload, get_attachment::handle).await
         }
         _ => finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation"))),
     }

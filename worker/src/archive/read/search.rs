@@ -1,0 +1,502 @@
+//! Full-text search over messages and the attachment queries (`search_messages`,
+//! `search_attachments`, `get_attachment`). The agent's words become a tsquery built here from
+//! quoted lexemes only (never operators from input), matched against the `search` vector of
+//! migration 0004; every query filters by the [`Viewer`]'s scope, the archive policy and
+//! `not private`, so `#private` messages and out-of-scope chats never match, count or snippet.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use wazap_shared::wire::MessageType;
+use wazap_shared::wire::search::{AttachmentHit, SearchHit};
+use wazap_shared::wire::{AttachmentInfo, Sender};
+
+use super::{Params, chat_filter, contains_pattern, time_filter};
+use crate::viewer::Viewer;
+
+/// The text-search configuration of migration 0004 ('simple' + unaccent).
+const CONFIG: &str = "wazap_search";
+/// `ts_headline` options: one short fragment around the first hit, hits wrapped in `**`.
+const HEADLINE: &str = "StartSel=**, StopSel=**, MaxWords=16, MinWords=6, ShortWord=1, \
+                        MaxFragments=1, FragmentDelimiter=…";
+/// Longest snippet, in characters (long tokens such as URLs can exceed MaxWords' intent).
+const MAX_SNIPPET_CHARS: usize = 160;
+/// Most words one query may hold.
+const MAX_TERMS: usize = 16;
+
+/// An agent's query as tsquery texts: `words` for `to_tsquery(CONFIG, …)` (quoted lexemes,
+/// `:*` for prefixes, joined by `&`), `emoji` for a direct `::tsquery` cast (the parser drops
+/// emoji, so they must not go through it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextQuery {
+    /// Quoted words, e.g. `'reuniao' & 'amanh':*`.
+    pub(crate) words: Option<String>,
+    /// Quoted emoji, e.g. `'🎉'`.
+    pub(crate) emoji: Option<String>,
+}
+
+/// True for the code points the migration indexes as emoji.
+fn is_emoji(c: char) -> bool {
+    matches!(c as u32, 0x2300..=0x23FF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF)
+}
+
+/// True for characters kept inside a word: letters, digits, combining marks (accents, Hebrew
+/// points) and the joiners the Postgres parser understands (`e-mail`, `x.com`, `a_b`, `a@b`).
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+        || matches!(c as u32, 0x0300..=0x036F | 0x0591..=0x05C7)
+        || matches!(c, '.' | '-' | '_' | '@' | '/')
+}
+
+/// Parse the agent's query. Whitespace separates terms; a term ending in `*` is a prefix;
+/// inside a term, other punctuation separates words and each emoji is a word of its own.
+/// Words never carry a quote or backslash, so quoting them is enough to keep operators out.
+/// `None` when nothing searchable is left.
+pub(crate) fn parse_query(query: &str) -> Option<TextQuery> {
+    let mut words: Vec<String> = Vec::new();
+    let mut emoji: Vec<String> = Vec::new();
+    for term in query.split_whitespace() {
+        let prefix = term.ends_with('*');
+        let term = term.trim_end_matches('*');
+        let mut pieces: Vec<String> = Vec::new();
+        let mut current = String::new();
+        for c in term.chars() {
+            if is_word_char(c) {
+                current.push(c);
+                continue;
+            }
+            pieces.push(std::mem::take(&mut current));
+            if is_emoji(c) && !emoji.contains(&format!("'{c}'")) {
+                emoji.push(format!("'{c}'"));
+            }
+        }
+        pieces.push(current);
+        let pieces: Vec<&str> = pieces
+            .iter()
+            .map(|p| p.trim_matches(|c: char| matches!(c, '.' | '-' | '_' | '@' | '/')))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let last = pieces.len().saturating_sub(1);
+        for (i, p) in pieces.iter().enumerate() {
+            let star = if prefix && i == last { ":*" } else { "" };
+            words.push(format!("'{p}'{star}"));
+        }
+    }
+    words.truncate(MAX_TERMS);
+    emoji.truncate(MAX_TERMS);
+    if words.is_empty() && emoji.is_empty() {
+        return None;
+    }
+    let join = |v: Vec<String>| Some(v.join(" & ")).filter(|s| !s.is_empty());
+    Some(TextQuery {
+        words: join(words),
+        emoji: join(emoji),
+    })
+}
+
+/// The SQL tsquery expression of `q`, its parameters pushed onto `p`.
+fn tsquery_sql(q: &TextQuery, p: &mut Params) -> String {
+    let words = q
+        .words
+        .as_ref()
+        .map(|w| format!("to_tsquery('{CONFIG}', {})", p.push(w.clone())));
+    let emoji = q
+        .emoji
+        .as_ref()
+        .map(|e| format!("{}::tsquery", p.push(e.clone())));
+    match (words, emoji) {
+        (Some(w), Some(e)) => format!("({w} && {e})"),
+        (Some(w), None) => w,
+        (None, Some(e)) => e,
+        (None, None) => "''::tsquery".to_owned(),
+    }
+}
+
+/// Filters a search takes beside the words.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filters<'a> {
+    /// Only this chat (already resolved and checked against the scope).
+    pub(crate) chat_id: Option<&'a str>,
+    /// At or after.
+    pub(crate) since: Option<DateTime<Utc>>,
+    /// Before.
+    pub(crate) until: Option<DateTime<Utc>>,
+    /// Only these message types / attachment kinds.
+    pub(crate) kinds: Option<&'a [MessageType]>,
+    /// Older than this `(ts, tiebreak)` (paging).
+    pub(crate) before: Option<(DateTime<Utc>, Before)>,
+}
+
+/// The tiebreak of a paging anchor.
+#[derive(Debug, Clone)]
+pub(crate) enum Before {
+    /// A message's archive position.
+    Position(i64),
+    /// An attachment's id.
+    Attachment(String),
+}
+
+/// Push the common filters on `alias` (`ts`, `chat_id` columns) onto `cond`.
+fn push_filters(f: &Filters<'_>, viewer: &Viewer, ts: &str, chat: &str, p: &mut Params) -> String {
+    let mut cond = format!(
+        "{} and {}",
+        chat_filter(viewer, chat, p),
+        time_filter(viewer, ts, p)
+    );
+    if let Some(c) = f.chat_id {
+        cond.push_str(&format!(" and {chat} = {}", p.push(c.to_owned())));
+    }
+    if let Some(s) = f.since {
+        cond.push_str(&format!(" and {ts} >= {}", p.push(s)));
+    }
+    if let Some(u) = f.until {
+        cond.push_str(&format!(" and {ts} < {}", p.push(u)));
+    }
+    cond
+}
+
+/// The `types` filter's kinds as strings.
+fn kind_names(kinds: &[MessageType]) -> Vec<String> {
+    kinds.iter().map(|t| t.as_str().to_owned()).collect()
+}
+
+/// The paging anchor of message `message_id` in `account`, when the viewer may read it.
+pub(crate) async fn message_anchor(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    account: &str,
+    message_id: &str,
+) -> anyhow::Result<Option<(DateTime<Utc>, i64)>> {
+    let mut p = Params::default();
+    let (acc, id) = (p.push(account.to_owned()), p.push(message_id.to_owned()));
+    let cond = push_filters(&Filters::default(), viewer, "ts", "chat_id", &mut p);
+    let sql = format!(
+        "select ts, position from messages
+          where account_id = {acc} and message_id = {id} and {cond}"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    Ok(db
+        .query_opt(&stmt, &p.refs())
+        .await?
+        .map(|r| (r.get(0), r.get(1))))
+}
+
+/// The newest `limit` messages of `account` matching `q` and `f` that the viewer may read,
+/// never private ones; newest first, each with a snippet.
+pub(crate) async fn messages(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    account: &str,
+    q: &TextQuery,
+    f: &Filters<'_>,
+    limit: u32,
+) -> anyhow::Result<Vec<SearchHit>> {
+    let mut p = Params::default();
+    let acc = p.push(account.to_owned());
+    let tsq = tsquery_sql(q, &mut p);
+    let mut cond = push_filters(f, viewer, "m.ts", "m.chat_id", &mut p);
+    if let Some(kinds) = f.kinds {
+        cond.push_str(&format!(" and m.kind = any({})", p.push(kind_names(kinds))));
+    }
+    if let Some((ts, Before::Position(pos))) = &f.before {
+        let (t, pos) = (p.push(*ts), p.push(*pos));
+        cond.push_str(&format!(" and (m.ts, m.position) < ({t}, {pos})"));
+    }
+    let limit = p.push(i64::from(limit));
+    let sql = format!(
+        "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone), h.ts,
+                h.kind, h.from_me, coalesce(k.name, h.sender_name),
+                coalesce(g.into_chat_id, h.sender_chat_id),
+                a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds,
+                ts_headline('{CONFIG}', h.text, h.q, '{HEADLINE}')
+           from (select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind,
+                        m.from_me, m.sender_name, m.sender_chat_id, m.text, s.q
+                   from messages m, (select {tsq} as q) s
+                  where m.account_id = {acc} and m.search @@ s.q and not m.private and {cond}
+                  order by m.ts desc, m.position desc
+                  limit {limit}) h
+           left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
+           left join chat_merges g
+                  on g.account_id = h.account_id and g.from_chat_id = h.sender_chat_id
+           left join contacts k
+                  on k.account_id = h.account_id
+                 and k.chat_id = coalesce(g.into_chat_id, h.sender_chat_id)
+           left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id
+          order by h.ts desc, h.position desc"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    Ok(db
+        .query(&stmt, &p.refs())
+        .await?
+        .iter()
+        .map(to_hit)
+        .collect())
+}
+
+/// A search row → a hit (rows are never private: the query filters them out).
+fn to_hit(r: &tokio_postgres::Row) -> SearchHit {
+    let kind = MessageType::parse(r.get(4)).unwrap_or(MessageType::Unknown);
+    let from_me: bool = r.get(5);
+    let snippet = shorten(r.get(14));
+    SearchHit {
+        message_id: r.get(0),
+        chat_id: r.get(1),
+        chat_name: r.get(2),
+        timestamp: r.get(3),
+        kind,
+        from_me,
+        sender: Sender {
+            name: if from_me { None } else { r.get(6) },
+            chat_id: if from_me { None } else { r.get(7) },
+        },
+        attachment: r
+            .get::<_, Option<String>>(8)
+            .map(|attachment_id| AttachmentInfo {
+                attachment_id,
+                kind: MessageType::parse(r.get(9)).unwrap_or(MessageType::Document),
+                mime_type: r.get(10),
+                filename: r.get(11),
+                size: r
+                    .get::<_, Option<i64>>(12)
+                    .and_then(|s| u64::try_from(s).ok()),
+                seconds: r
+                    .get::<_, Option<i32>>(13)
+                    .and_then(|s| u32::try_from(s).ok()),
+                // The caption is the message text: the snippet shows its matching part.
+                caption: None,
+            }),
+        snippet,
+    }
+}
+
+/// At most [`MAX_SNIPPET_CHARS`] characters, ending in `…` when cut.
+fn shorten(s: &str) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(MAX_SNIPPET_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Attachment filters beyond [`Filters`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AttachmentFilters<'a> {
+    /// Text the file name or caption contains.
+    pub(crate) text: Option<&'a str>,
+    /// An exact media type, or `family/*`.
+    pub(crate) mime_type: Option<&'a str>,
+}
+
+/// The paging anchor of attachment `attachment_id` in `account`.
+pub(crate) async fn attachment_anchor(
+    db: &impl GenericClient,
+    account: &str,
+    attachment_id: &str,
+) -> anyhow::Result<Option<DateTime<Utc>>> {
+    let stmt = db
+        .prepare_cached(
+            "select ts from attachments
+              where account_id = $1 and attachment_id = $2 and not story",
+        )
+        .await?;
+    Ok(db
+        .query_opt(&stmt, &[&account, &attachment_id])
+        .await?
+        .map(|r| r.get(0)))
+}
+
+/// The newest `limit` files of `account` (never of stories, private or deleted messages, or
+/// outside the viewer's scope) matching the filters; newest first.
+pub(crate) async fn attachments(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    account: &str,
+    f: &Filters<'_>,
+    af: &AttachmentFilters<'_>,
+    limit: u32,
+) -> anyhow::Result<Vec<AttachmentHit>> {
+    let mut p = Params::default();
+    let acc = p.push(account.to_owned());
+    let mut cond = push_filters(f, viewer, "a.ts", "m.chat_id", &mut p);
+    if let Some(kinds) = f.kinds {
+        cond.push_str(&format!(" and a.kind = any({})", p.push(kind_names(kinds))));
+    }
+    if let Some(mime) = af.mime_type {
+        match mime.strip_suffix("/*") {
+            Some(family) => cond.push_str(&format!(
+                " and a.mime_type like {}",
+                p.push(format!("{}/%", family.replace(['%', '_', '\\'], "")))
+            )),
+            None => cond.push_str(&format!(" and a.mime_type = {}", p.push(mime.to_owned()))),
+        }
+    }
+    if let Some(text) = af.text {
+        let pat = p.push(contains_pattern(text));
+        cond.push_str(&format!(
+            " and (a.filename ilike {pat} or m.text ilike {pat})"
+        ));
+    }
+    if let Some((ts, Before::Attachment(id))) = &f.before {
+        let (t, id) = (p.push(*ts), p.push(id.clone()));
+        cond.push_str(&format!(" and (a.ts, a.attachment_id) < ({t}, {id})"));
+    }
+    let limit = p.push(i64::from(limit));
+    let sql = format!(
+        "select a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type, a.filename,
+                a.size, a.ts, m.text
+           from attachments a
+           join messages m on m.account_id = a.account_id and m.message_id = a.message_id
+          where a.account_id = {acc} and not a.story and not m.private
+            and m.kind <> 'deleted' and {cond}
+          order by a.ts desc, a.attachment_id desc
+          limit {limit}"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    Ok(db
+        .query(&stmt, &p.refs())
+        .await?
+        .iter()
+        .map(|r| AttachmentHit {
+            attachment_id: r.get(0),
+            message_id: r.get(1),
+            chat_id: r.get(2),
+            kind: MessageType::parse(r.get(3)).unwrap_or(MessageType::Document),
+            mime_type: r.get(4),
+            filename: r.get(5),
+            size: r
+                .get::<_, Option<i64>>(6)
+                .and_then(|s| u64::try_from(s).ok()),
+            timestamp: r.get(7),
+            caption: Some(r.get::<_, String>(8)).filter(|t| !t.is_empty()),
+        })
+        .collect())
+}
+
+/// An attachment as `get_attachment` sees it, before its bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct StoredAttachment {
+    /// Its account.
+    pub(crate) account_id: String,
+    /// Its id.
+    pub(crate) attachment_id: String,
+    /// Its message.
+    pub(crate) message_id: String,
+    /// The message's chat.
+    pub(crate) chat_id: String,
+    /// Its kind.
+    pub(crate) kind: MessageType,
+    /// Its media type.
+    pub(crate) mime_type: String,
+    /// Its file name.
+    pub(crate) filename: Option<String>,
+    /// The size WhatsApp announced, where known.
+    pub(crate) size: Option<u64>,
+    /// When it was sent.
+    pub(crate) ts: DateTime<Utc>,
+    /// The size of the cached bytes, when they are cached.
+    pub(crate) cached: Option<u64>,
+}
+
+/// The attachment `attachment_id` (in any account), when the viewer may read its message and
+/// that message is neither private nor deleted, and the file is not a story's.
+pub(crate) async fn attachment(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    attachment_id: &str,
+) -> anyhow::Result<Option<StoredAttachment>> {
+    let stmt = db
+        .prepare_cached(
+            "select a.account_id, a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type,
+                    a.filename, a.size, m.ts, octet_length(a.data)
+               from attachments a
+               join messages m on m.account_id = a.account_id and m.message_id = a.message_id
+              where a.account_id = any(select account_id from accounts)
+                and a.attachment_id = $1 and not a.story and not m.private
+                and m.kind <> 'deleted'",
+        )
+        .await?;
+    let found = db.query_opt(&stmt, &[&attachment_id]).await?.map(|r| {
+        let size = |i| {
+            r.get::<_, Option<i64>>(i)
+                .and_then(|s| u64::try_from(s).ok())
+        };
+        let cached = r
+            .get::<_, Option<i32>>(9)
+            .and_then(|s| u64::try_from(s).ok());
+        StoredAttachment {
+            account_id: r.get(0),
+            attachment_id: r.get(1),
+            message_id: r.get(2),
+            chat_id: r.get(3),
+            kind: MessageType::parse(r.get(4)).unwrap_or(MessageType::Document),
+            mime_type: r.get(5),
+            filename: r.get(6),
+            size: size(7),
+            ts: r.get(8),
+            cached,
+        }
+    });
+    Ok(found.filter(|a| viewer.can_read(&a.chat_id, a.ts)))
+}
+
+/// The cached bytes of an attachment.
+pub(crate) async fn attachment_bytes(
+    db: &impl GenericClient,
+    account: &str,
+    attachment_id: &str,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let stmt = db
+        .prepare_cached("select data from attachments where account_id = $1 and attachment_id = $2")
+        .await?;
+    Ok(db
+        .query_opt(&stmt, &[&account, &attachment_id])
+        .await?
+        .and_then(|r| r.get(0)))
+}
+
+/// Keep downloaded bytes, so the next `get_attachment` needs no download.
+pub(crate) async fn cache_bytes(
+    db: &impl GenericClient,
+    account: &str,
+    attachment_id: &str,
+    bytes: &[u8],
+) -> anyhow::Result<()> {
+    let stmt = db
+        .prepare_cached(
+            "update attachments set data = $3, size = coalesce(size, octet_length($3))
+              where account_id = $1 and attachment_id = $2 and data is null",
+        )
+        .await?;
+    db.execute(&stmt, &[&account, &attachment_id, &bytes])
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_become_quoted_lexemes_only() {
+        let q = parse_query("Reunião amanh* 🎉 e-mail").unwrap();
+        assert_eq!(q.words.as_deref(), Some("'Reunião' & 'amanh':* & 'e-mail'"));
+        assert_eq!(q.emoji.as_deref(), Some("'🎉'"));
+        // Operators, quotes and backslashes from input never reach the tsquery syntax.
+        let q = parse_query("a' | !b & c:* <-> (d) \\e").unwrap();
+        assert_eq!(q.words.as_deref(), Some("'a' & 'b' & 'c' & 'd' & 'e'"));
+        assert_eq!(q.emoji, None);
+        let q = parse_query("שלום ❤️❤️").unwrap();
+        assert_eq!(q.words.as_deref(), Some("'שלום'"));
+        assert_eq!(q.emoji.as_deref(), Some("'❤'"));
+        assert_eq!(parse_query("  ' & | ** "), None);
+        assert_eq!(parse_query("x.com/"), parse_query("x.com"));
+    }
+
+    #[test]
+    fn snippets_are_bounded() {
+        let long = "x".repeat(500);
+        let s = shorten(&long);
+        assert_eq!(s.chars().count(), MAX_SNIPPET_CHARS + 1);
+        assert!(s.ends_with('…'));
+        assert_eq!(shorten(" short "), "short");
+    }
+}

@@ -1,0 +1,179 @@
+//! `get_attachment` (DESIGN §5, §8): one file's bytes and metadata. The bytes come from the
+//! archive's cache (`attachments.data`), or from the connector's download (then cached), and
+//! travel to the gateway through the JetStream object store, named by their SHA-256; the RPC
+//! reply carries only the reference. Files of `#private` messages, stories and chats outside
+//! the read scope are `not_found`.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, object_store};
+use sha2::{Digest as _, Sha256};
+use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
+use wazap_shared::wire::search::{
+    AttachmentMeta, GetAttachmentRequest, GetAttachmentRpcResponse, MAX_ATTACHMENT_BYTES,
+};
+use wazap_shared::wire::send::MediaRef;
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::internal_error;
+use crate::archive::read::{self, search};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "get_attachment";
+/// How long an object waits for the gateway (the same bucket settings the gateway uses).
+const MEDIA_TTL: Duration = Duration::from_secs(3600);
+
+/// Fetch one attachment into the object store.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: GetAttachmentRequest,
+) -> Result<GetAttachmentRpcResponse, RpcError> {
+    if !is_opaque(&req.attachment_id, ATTACHMENT_ID_PREFIX) {
+        return Err(RpcError::invalid(
+            "attachment_id",
+            "expected an attachment_id",
+        ));
+    }
+    let max = match req.max_bytes {
+        None => MAX_ATTACHMENT_BYTES,
+        Some(n) if (1..=MAX_ATTACHMENT_BYTES).contains(&n) => n,
+        Some(_) => return Err(RpcError::invalid("max_bytes", "expected 1–8388608")),
+    };
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let found = search::attachment(&db, viewer, &req.attachment_id)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?
+        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "no such attachment"))?;
+    if let Some(size) = found.cached.or(found.size) {
+        check_size(size, max)?;
+    }
+    let bytes = match found.cached {
+        Some(_) => search::attachment_bytes(&db, &found.account_id, &found.attachment_id)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))?,
+        None => None,
+    };
+    let bytes = match bytes {
+        Some(b) => b,
+        None => {
+            drop(db);
+            let downloaded = state
+                .connector
+                .download(&found.account_id, &found.attachment_id)
+                .await
+                .map_err(|e| internal_error("attachment download", &e))?
+                .ok_or_else(|| {
+                    RpcError::new(
+                        ErrorCode::NotFound,
+                        "this file's bytes are not available (never downloaded, and WhatsApp \
+                         cannot provide them now)",
+                    )
+                })?;
+            let db = state
+                .db
+                .get()
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+            search::cache_bytes(&db, &found.account_id, &found.attachment_id, &downloaded)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?;
+            downloaded
+        }
+    };
+    check_size(bytes.len() as u64, max)?;
+    let media = put(state, &bytes).await?;
+    Ok(GetAttachmentRpcResponse {
+        meta: AttachmentMeta {
+            account_id: found.account_id,
+            attachment_id: found.attachment_id,
+            message_id: found.message_id,
+            chat_id: found.chat_id,
+            kind: found.kind,
+            mime_type: found.mime_type,
+            filename: found.filename,
+            size: bytes.len() as u64,
+            timestamp: found.ts,
+        },
+        media,
+    })
+}
+
+/// `media_too_large` naming the limit when `size` exceeds `max`.
+fn check_size(size: u64, max: u64) -> Result<(), RpcError> {
+    if size > max {
+        return Err(RpcError::new(
+            ErrorCode::MediaTooLarge,
+            format!("the file has {size} bytes, more than max_bytes ({max})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Put `bytes` into the media bucket under their hex SHA-256 (creating the bucket when it is
+/// missing) and return the reference.
+async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, RpcError> {
+    let object: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let js = jetstream::new(state.nats.clone());
+    let bucket = state.subjects.media_bucket();
+    let store = match js.get_object_store(&bucket).await {
+        Ok(s) => s,
+        Err(_) => {
+            let created = js
+                .create_object_store(object_store::Config {
+                    bucket: bucket.clone(),
+                    description: Some("wazap media waiting for the worker".into()),
+                    max_age: MEDIA_TTL,
+                    ..Default::default()
+                })
+                .await;
+            match created {
+                Ok(s) => s,
+                // Created by someone else meanwhile: open it.
+                Err(_) => js
+                    .get_object_store(&bucket)
+                    .await
+                    .map_err(|e| unavailable(&e))?,
+            }
+        }
+    };
+    let mut reader = bytes;
+    store
+        .put(object.as_str(), &mut reader)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    Ok(MediaRef {
+        object,
+        size: bytes.len() as u64,
+    })
+}
+
+/// The object store failed: logged once, answered `worker_unavailable`.
+fn unavailable(e: &dyn std::fmt::Display) -> RpcError {
+    tracing::warn!(error = %e, "attachment bytes could not be handed to the gateway");
+    RpcError::new(
+        ErrorCode::WorkerUnavailable,
+        "the media store (NATS JetStream) is unavailable; retry later",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_over_the_limit_name_it() {
+        assert!(check_size(10, 10).is_ok());
+        let e = check_size(11, 10).unwrap_err();
+        assert_eq!(e.code, ErrorCode::MediaTooLarge);
+        assert!(e.message.contains("max_bytes (10)"));
+    }
+}

@@ -1,0 +1,190 @@
+//! `search_attachments` (DESIGN §5): files the caller may read, by file name or caption, kind,
+//! media type and dates, newest first; never story files or those of `#private` messages.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use wazap_shared::RpcError;
+use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_chat_id, is_opaque, phone_digits};
+use wazap_shared::wire::MessageType;
+use wazap_shared::wire::search::{
+    DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchAttachmentsRequest,
+    SearchAttachmentsResponse,
+};
+
+use super::search_messages::no_chat;
+use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
+use crate::archive::read::{self, ChatRef};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "search_attachments";
+/// The kinds a file can have.
+const FILE_KINDS: [MessageType; 6] = [
+    MessageType::Image,
+    MessageType::Video,
+    MessageType::Audio,
+    MessageType::Voice,
+    MessageType::Document,
+    MessageType::Sticker,
+];
+
+/// Search files.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: SearchAttachmentsRequest,
+) -> Result<SearchAttachmentsResponse, RpcError> {
+    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    let text = req
+        .query
+        .as_deref()
+        .map(str::trim)
+        .filter(|q| !q.is_empty());
+    if text.is_some_and(|q| q.chars().count() > MAX_QUERY_CHARS) {
+        return Err(RpcError::invalid("query", "at most 200 characters"));
+    }
+    if let Some(kinds) = &req.kinds
+        && (kinds.is_empty() || kinds.iter().any(|k| !FILE_KINDS.contains(k)))
+    {
+        return Err(RpcError::invalid(
+            "kinds",
+            "expected image, video, audio, voice, document or sticker",
+        ));
+    }
+    if let Some(m) = &req.mime_type
+        && !valid_mime(m)
+    {
+        return Err(RpcError::invalid(
+            "mime_type",
+            "expected a media type like application/pdf or image/*",
+        ));
+    }
+    check_window(req.since, req.until)?;
+    if let Some(b) = &req.before
+        && !is_opaque(b, ATTACHMENT_ID_PREFIX)
+    {
+        return Err(RpcError::invalid("before", "expected an attachment_id"));
+    }
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let (account, chat) = scope_chat(
+        &db,
+        viewer,
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        CONTEXT,
+    )
+    .await?;
+    let before = match &req.before {
+        Some(b) => {
+            let ts = search::attachment_anchor(&db, &account, b)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?
+                .ok_or_else(|| RpcError::invalid("before", "not an attachment of this account"))?;
+            Some((ts, Before::Attachment(b.clone())))
+        }
+        None => None,
+    };
+    let filters = Filters {
+        chat_id: chat.as_deref(),
+        since: req.since,
+        until: req.until,
+        kinds: req.kinds.as_deref(),
+        before,
+    };
+    let af = AttachmentFilters {
+        text,
+        mime_type: req.mime_type.as_deref(),
+    };
+    let attachments = search::attachments(&db, viewer, &account, &filters, &af, limit)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?;
+    Ok(SearchAttachmentsResponse {
+        account_id: account,
+        count: attachments.len() as u32,
+        attachments,
+    })
+}
+
+/// `type/subtype` or `type/*`, of token characters only.
+fn valid_mime(m: &str) -> bool {
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 100
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    match m.split_once('/') {
+        Some((t, "*")) => token(t),
+        Some((t, s)) => token(t) && token(s),
+        None => false,
+    }
+}
+
+/// `since` must come before `until` when both are given.
+pub(super) fn check_window(
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+) -> Result<(), RpcError> {
+    match (since, until) {
+        (Some(s), Some(u)) if s >= u => Err(RpcError::invalid("until", "must be after since")),
+        _ => Ok(()),
+    }
+}
+
+/// The account a search covers and, when `chat_id` is given, that chat (opaque id or phone
+/// number) if the viewer may read it: `chat_not_found` otherwise.
+pub(super) async fn scope_chat(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    account_id: Option<&str>,
+    chat_id: Option<&str>,
+    context: &'static str,
+) -> Result<(String, Option<String>), RpcError> {
+    let requested = match account_id {
+        Some(a) => Some(read::account(db, Some(a), context).await?),
+        None => None,
+    };
+    let Some(chat_id) = chat_id else {
+        let account = match requested {
+            Some(a) => a,
+            None => read::account(db, None, context).await?,
+        };
+        return Ok((account, None));
+    };
+    let chat_ref = if is_chat_id(chat_id) {
+        ChatRef::Opaque(chat_id.to_owned())
+    } else if let Some(d) = phone_digits(chat_id) {
+        ChatRef::Phone(d)
+    } else {
+        return Err(RpcError::invalid(
+            "chat_id",
+            "expected a chat_id or a phone number",
+        ));
+    };
+    let chat = read::find_chat(db, requested.as_deref(), &chat_ref)
+        .await
+        .map_err(|e| read::internal(context, &e))?
+        .filter(|c| viewer.can_read_chat(&c.chat_id))
+        .ok_or_else(no_chat)?;
+    Ok((chat.account_id, Some(chat.chat_id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_are_checked() {
+        assert!(valid_mime("application/pdf"));
+        assert!(valid_mime("image/*"));
+        assert!(valid_mime("application/vnd.ms-excel"));
+        assert!(!valid_mime("image"));
+        assert!(!valid_mime("*/*"));
+        assert!(!valid_mime("image/%"));
+        assert!(!valid_mime("a/b/c"));
+    }
+}

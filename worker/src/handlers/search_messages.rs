@@ -1,0 +1,86 @@
+//! `search_messages` (DESIGN §5): full-text search over the messages the caller may read,
+//! newest first, with `before` paging; `#private` messages never match.
+
+use wazap_shared::ids::{MESSAGE_ID_PREFIX, is_opaque};
+use wazap_shared::wire::search::{
+    DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchMessagesRequest,
+    SearchMessagesResponse,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::search_attachments::{check_window, scope_chat};
+use crate::archive::read::search::{self, Before, Filters};
+use crate::archive::read::{self};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "search_messages";
+
+/// Search messages by words.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: SearchMessagesRequest,
+) -> Result<SearchMessagesResponse, RpcError> {
+    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    if req.query.chars().count() > MAX_QUERY_CHARS {
+        return Err(RpcError::invalid("query", "at most 200 characters"));
+    }
+    let query = search::parse_query(&req.query)
+        .ok_or_else(|| RpcError::invalid("query", "give at least one word or emoji"))?;
+    if req.types.as_ref().is_some_and(Vec::is_empty) {
+        return Err(RpcError::invalid(
+            "types",
+            "give at least one type, or omit it",
+        ));
+    }
+    check_window(req.since, req.until)?;
+    if let Some(b) = &req.before
+        && !is_opaque(b, MESSAGE_ID_PREFIX)
+    {
+        return Err(RpcError::invalid("before", "expected a message_id"));
+    }
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let (account, chat) = scope_chat(
+        &db,
+        viewer,
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        CONTEXT,
+    )
+    .await?;
+    let before = match &req.before {
+        Some(b) => {
+            let (ts, pos) = search::message_anchor(&db, viewer, &account, b)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?
+                .ok_or_else(|| RpcError::invalid("before", "not a message you can read"))?;
+            Some((ts, Before::Position(pos)))
+        }
+        None => None,
+    };
+    let filters = Filters {
+        chat_id: chat.as_deref(),
+        since: req.since,
+        until: req.until,
+        kinds: req.types.as_deref(),
+        before,
+    };
+    let messages = search::messages(&db, viewer, &account, &query, &filters, limit)
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))?;
+    Ok(SearchMessagesResponse {
+        account_id: account,
+        count: messages.len() as u32,
+        messages,
+    })
+}
+
+/// `chat_not_found` for a chat outside the scope or missing (the same answer either way).
+pub(super) fn no_chat() -> RpcError {
+    RpcError::new(ErrorCode::ChatNotFound, "no such chat")
+}
