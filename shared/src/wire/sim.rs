@@ -155,6 +155,64 @@ pub struct SetAccount {
     pub own_lid: Option<String>,
 }
 
+/// Op `arm_send_fault`: a fault for the next send only (replacing one armed earlier). With
+/// nothing set, the next send is acknowledged at once.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArmSendFault {
+    /// Fail before transmission (as a failed media upload): nothing is transmitted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fail_upload: bool,
+    /// Transmit, but never acknowledge: the send gives up after `no_ack_wait_ms`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_ack: bool,
+    /// With `no_ack`: how long the send waits for the ack (default 10,000 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_ack_wait_ms: Option<u64>,
+    /// Transmit, then acknowledge after this delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_delay_ms: Option<u64>,
+    /// Transmit, then fail with a provider error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub error_after_transmit: bool,
+    /// Transmit (recording it durably), then abort the worker process at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub crash_after_transmit: bool,
+}
+
+/// One entry of the sim's transmission log (no text, no bytes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimTransmission {
+    /// The recipient chat's JID.
+    pub recipient: String,
+    /// The WhatsApp message id transmitted.
+    pub wa_id: String,
+    /// `text`, `image`, `video`, `audio`, `document` or `voice`.
+    pub kind: String,
+    /// The media type, for media.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The media size in bytes, for media.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// True for a voice note sent with WhatsApp's PTT flag.
+    #[serde(default)]
+    pub ptt: bool,
+    /// True when a caption went with the media.
+    #[serde(default)]
+    pub caption: bool,
+    /// When it was transmitted.
+    pub at: DateTime<Utc>,
+}
+
+/// Reply of op `transmissions` (body `{}`): every transmission, oldest first; the log is kept
+/// in Postgres, so it survives a crash of the worker.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Transmissions {
+    /// The log.
+    pub transmissions: Vec<SimTransmission>,
+}
+
 /// Every sim op answers with this (or a [`crate::bus::Reply`] error).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SimAck {
@@ -198,6 +256,31 @@ mod tests {
                 .unwrap()
                 .message,
             m
+        );
+        let f = ArmSendFault {
+            no_ack: true,
+            no_ack_wait_ms: Some(200),
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"no_ack":true,"no_ack_wait_ms":200}"#);
+        assert_eq!(serde_json::from_str::<ArmSendFault>(&json).unwrap(), f);
+        assert!(serde_json::from_str::<ArmSendFault>(r#"{"no_akc":true}"#).is_err());
+        let t = Transmissions {
+            transmissions: vec![SimTransmission {
+                recipient: "1@s.whatsapp.net".into(),
+                wa_id: "3EB0".into(),
+                kind: "voice".into(),
+                mime_type: Some("audio/ogg".into()),
+                size: Some(9),
+                ptt: true,
+                caption: false,
+                at: "2026-01-02T03:04:05Z".parse().unwrap(),
+            }],
+        };
+        assert_eq!(
+            serde_json::from_str::<Transmissions>(&serde_json::to_string(&t).unwrap()).unwrap(),
+            t
         );
         let s = SetState {
             state: SyncState::Offline,

@@ -1,6 +1,6 @@
 //! The `wazap-worker` command line: `serve` (the default), `migrate`, and AI connection
-//! management (`connection create|list|revoke`). Parsing is here and pure, so it is tested
-//! without a process; [`run`] carries the commands out.
+//! management (`connection create|list|revoke|permit`). Parsing is here and pure, so it is
+//! tested without a process; [`run`] carries the commands out.
 
 use chrono::TimeDelta;
 use wazap_shared::grant::ConnectionKind;
@@ -28,6 +28,10 @@ usage:
   wazap-worker connection list         list connections (never their tokens)
   wazap-worker connection revoke --id ID
                                        revoke a connection; its tokens stop working at once
+  wazap-worker connection permit --id ID --mode none|selected|all [--chats ID,...]
+               [--revision N] [--expected-send-revision N]
+                                       set where a connection may send (selected: 1-100
+                                       chats it may read); advances its send revision
   wazap-worker --help                  show this text
 
   DURATION  30d, 12h or 90m
@@ -56,6 +60,8 @@ pub enum Command {
         /// The connection id.
         id: String,
     },
+    /// `connection permit --id ID --mode …`.
+    PermitConnection(crate::grants::PermissionEdit),
 }
 
 /// The arguments of `connection create`.
@@ -98,8 +104,9 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
             }
             Ok(Command::RevokeConnection { id })
         }
+        ["connection", "permit", rest @ ..] => permit(rest),
         ["connection", other, ..] => Err(usage(format!("unknown connection command {other}"))),
-        ["connection"] => Err(usage("connection needs create, list or revoke")),
+        ["connection"] => Err(usage("connection needs create, list, revoke or permit")),
         [other, ..] => Err(usage(format!("unknown command {other}"))),
     }
 }
@@ -162,6 +169,56 @@ fn create(rest: &[&str]) -> Result<Command, UsageError> {
             since,
             until,
         },
+    }))
+}
+
+/// `connection permit` options.
+fn permit(rest: &[&str]) -> Result<Command, UsageError> {
+    use wazap_shared::wire::grants::SendMode;
+    let mut opts = Options::parse(
+        rest,
+        &[
+            "--id",
+            "--mode",
+            "--chats",
+            "--revision",
+            "--expected-send-revision",
+        ],
+    )?;
+    let id = opts.required("--id")?;
+    if !wazap_shared::ids::is_opaque(&id, "conn_") {
+        return Err(usage("--id: expected a connection id (conn_...)"));
+    }
+    let mode = match opts.required("--mode")?.as_str() {
+        "none" => SendMode::None,
+        "selected" => SendMode::Selected,
+        "all" => SendMode::All,
+        _ => return Err(usage("--mode: expected none, selected or all")),
+    };
+    let chats = match (mode, opts.take("--chats")) {
+        (SendMode::Selected, Some(c)) => {
+            parse_chat_list(&c).map_err(|e| usage(format!("--chats: {e}")))?
+        }
+        (SendMode::Selected, None) => {
+            return Err(usage("--chats is required with --mode selected"));
+        }
+        (_, Some(_)) => return Err(usage("--chats: only with --mode selected")),
+        (_, None) => Vec::new(),
+    };
+    let number = |opts: &mut Options, key: &'static str| {
+        opts.take(key)
+            .map(|v| v.parse::<u32>())
+            .transpose()
+            .map_err(|_| usage(format!("{key}: expected a whole number")))
+    };
+    let revision = number(&mut opts, "--revision")?;
+    let expected_send_revision = number(&mut opts, "--expected-send-revision")?;
+    Ok(Command::PermitConnection(crate::grants::PermissionEdit {
+        id,
+        revision,
+        mode,
+        chats,
+        expected_send_revision,
     }))
 }
 
@@ -249,6 +306,38 @@ mod tests {
                 id: "conn_1".into()
             }
         );
+    }
+
+    #[test]
+    fn permit_parses_modes_and_revisions() {
+        use wazap_shared::wire::grants::SendMode;
+        let c = p(&[
+            "connection",
+            "permit",
+            "--id",
+            "conn_1",
+            "--mode",
+            "selected",
+            "--chats",
+            "c_1,c_2",
+            "--expected-send-revision",
+            "3",
+        ])
+        .unwrap();
+        let Command::PermitConnection(e) = c else {
+            panic!("not a permit: {c:?}")
+        };
+        assert_eq!(e.mode, SendMode::Selected);
+        assert_eq!(e.chats, vec!["c_1".to_owned(), "c_2".to_owned()]);
+        assert_eq!(e.expected_send_revision, Some(3));
+        assert_eq!(e.revision, None);
+        let Command::PermitConnection(e) =
+            p(&["connection", "permit", "--id=conn_1", "--mode=none"]).unwrap()
+        else {
+            panic!("not a permit")
+        };
+        assert_eq!(e.mode, SendMode::None);
+        assert!(e.chats.is_empty());
     }
 
     #[test]
@@ -377,7 +466,39 @@ mod tests {
             (&["connection", "revoke"], "--id is required"),
             (&["connection", "revoke", "--id", "c_1"], "--id"),
             (&["connection", "rotate"], "unknown connection command"),
-            (&["connection"], "create, list or revoke"),
+            (&["connection"], "create, list, revoke or permit"),
+            (
+                &["connection", "permit", "--id", "conn_1"],
+                "--mode is required",
+            ),
+            (
+                &[
+                    "connection",
+                    "permit",
+                    "--id",
+                    "conn_1",
+                    "--mode",
+                    "selected",
+                ],
+                "--chats is required",
+            ),
+            (
+                &[
+                    "connection",
+                    "permit",
+                    "--id",
+                    "conn_1",
+                    "--mode",
+                    "all",
+                    "--chats",
+                    "c_1",
+                ],
+                "only with --mode selected",
+            ),
+            (
+                &["connection", "permit", "--id", "conn_1", "--mode", "some"],
+                "--mode",
+            ),
             (&["serve", "now"], "unexpected argument"),
             (&["launch"], "unknown command"),
         ] {

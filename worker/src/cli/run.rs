@@ -30,6 +30,7 @@ pub async fn execute(command: Command, config: Config) -> ExitCode {
         Command::CreateConnection(args) => create(&config, args).await,
         Command::ListConnections => list(&config).await,
         Command::RevokeConnection { id } => revoke(&config, &id).await,
+        Command::PermitConnection(edit) => permit(&config, edit).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -124,5 +125,19 @@ async fn revoke(config: &Config, id: &str) -> anyhow::Result<()> {
     let pool = migrate(config).await?;
     grants::revoke_connection(&pool, id).await?;
     eprintln!("revoked connection {id}");
+    Ok(())
+}
+
+/// `connection permit`: the new send permission on stderr.
+async fn permit(config: &Config, edit: grants::PermissionEdit) -> anyhow::Result<()> {
+    let pool = migrate(config).await?;
+    let id = edit.id.clone();
+    let p = grants::set_send_permission(&pool, edit).await?;
+    eprintln!(
+        "connection {id}: send permission {:?} ({} chats), send revision {}",
+        p.mode,
+        p.chats.len(),
+        p.revision
+    );
     Ok(())
 }

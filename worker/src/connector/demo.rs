@@ -1,6 +1,6 @@
 //! The `demo` connector: seeds the built-in sample archive once (into an empty default account,
-//! through the same ingest paths as the sim) and reports `demo`; it cannot send and has no
-//! older history to fetch.
+//! through the same ingest paths as the sim) and reports `demo`; it cannot send (every send is
+//! `CannotSend(demo)`) and has no older history to fetch.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
@@ -12,6 +12,7 @@ use super::Connector;
 use super::demo_data::demo_data;
 use super::inbound::{story_to_inbound, to_inbound};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate};
+use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
 /// The demo connector.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,6 +34,10 @@ impl Connector for DemoConnector {
         _wait: std::time::Duration,
     ) -> BoxFuture<'_, anyhow::Result<u32>> {
         Box::pin(async { Ok(0) })
+    }
+
+    fn send(&self, _message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>> {
+        Box::pin(async { Err(SendError::CannotSend(SyncState::Demo)) })
     }
 }
 

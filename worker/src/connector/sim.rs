@@ -15,6 +15,11 @@
 //! | `upsert_group` | `{"jid", "name", "participants": [jid]}` | group; `ids: [chat_id]` |
 //! | `set_state` | `{"state": "live" \| "offline" \| …}` | the session state reads report (default `live`) |
 //! | `set_account` | `{"own_jid"?, "own_lid"?}` | the account's own JIDs (for `mentions_me`) |
+//! | `arm_send_fault` | `ArmSendFault` | a fault for the next send: `fail_upload`, `no_ack` (+ `no_ack_wait_ms`), `ack_delay_ms`, `error_after_transmit`, `crash_after_transmit` |
+//! | `transmissions` | `{}` | answers `{"ok": {"transmissions": [...]}}`: the log of what was sent (Postgres, survives crashes) |
+//!
+//! Sends (only `live` or `catching_up`) are logged, then acknowledged at once unless a fault
+//! is armed; on acknowledgement the sim archives the own-message echo as `from_me`.
 //!
 //! `SimMessage`: `chat`, `id` (WhatsApp id), `sender` (groups), `push_name`, `from_me`,
 //! `timestamp`, `type`, `text` (caption; emoji for a reaction), `reply_to` (WhatsApp id replied
@@ -37,14 +42,16 @@ use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::sim::{
-    HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState, SimAck,
-    UpsertContact, UpsertGroup,
+    ArmSendFault, HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState,
+    SimAck, UpsertContact, UpsertGroup,
 };
 
 use super::Connector;
 use super::inbound::{direct_jid, story_to_inbound, to_inbound, to_inbound_all};
+use super::sim_send::SimSender;
 use crate::archive::jid::{Jid, JidKind};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
+use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
 /// A queued history page: account, canonical chat JID, messages.
 type Page = (String, String, Vec<Inbound>);
@@ -55,6 +62,7 @@ pub struct SimConnector {
     pool: Pool,
     states: Mutex<HashMap<String, SyncState>>,
     pages: Mutex<Vec<Page>>,
+    sender: SimSender,
 }
 
 impl std::fmt::Debug for SimConnector {
@@ -91,12 +99,18 @@ impl Connector for SimConnector {
             }
         })
     }
+
+    fn send(&self, message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>> {
+        let state = self.state(&message.account_id);
+        Box::pin(self.sender.send(state, message))
+    }
 }
 
 impl SimConnector {
     /// A sim over `archive`; `pool` resolves queued pages' chats.
     pub fn new(archive: Archive, pool: Pool) -> Arc<Self> {
         Arc::new(Self {
+            sender: SimSender::new(archive.clone(), pool.clone()),
             archive,
             pool,
             states: Mutex::new(HashMap::new()),
@@ -129,8 +143,12 @@ impl SimConnector {
                 let op = subjects
                     .op_of(msg.subject.as_str(), "sim")
                     .unwrap_or_default();
-                let reply = Reply::from(self.handle(op, &msg.payload).await);
-                if let Err(e) = nats.publish(reply_to, encode_reply(&reply)).await {
+                let body = if op == sim_op::TRANSMISSIONS {
+                    encode_reply(&Reply::from(self.sender.transmissions().await))
+                } else {
+                    encode_reply(&Reply::from(self.handle(op, &msg.payload).await))
+                };
+                if let Err(e) = nats.publish(reply_to, body).await {
                     tracing::warn!(error = %e, op, "sim reply not sent");
                 }
             }
@@ -257,6 +275,11 @@ impl SimConnector {
                     .set_own_ids(account, req.own_jid, req.own_lid)
                     .await
                     .map_err(|e| internal(op, &e))?;
+                Ok(SimAck::default())
+            }
+            sim_op::ARM_SEND_FAULT => {
+                let fault: ArmSendFault = decode(body)?;
+                self.sender.arm(fault);
                 Ok(SimAck::default())
             }
             _ => Err(RpcError::invalid("op", "unknown sim op")),

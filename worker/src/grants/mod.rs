@@ -1,6 +1,7 @@
 //! Grants (DESIGN §4): the worker's signing keys and the tokens they sign ([`keys`]), AI
-//! connections and their read scopes ([`connections`]), and the per-request check that turns a
-//! gateway-verified grant into a [`crate::viewer::Viewer`] ([`authorize()`]).
+//! connections and their read scopes ([`connections`]), send permissions ([`permission`]),
+//! and the per-request check that turns a gateway-verified grant into a
+//! [`crate::viewer::Viewer`] ([`authorize()`]).
 //!
 //! The worker is the only authority: gateways verify signatures against [`jwks`], and the worker
 //! re-checks the connection on every request.
@@ -8,12 +9,14 @@
 pub mod authorize;
 pub mod connections;
 pub mod keys;
+pub mod permission;
 
 pub use authorize::authorize;
 pub use connections::{
     ConnectionRow, NewConnection, create_connection, list_connections, revoke_connection,
 };
 pub use keys::{ensure_signing_key, issue_token, jwks};
+pub use permission::{PermissionEdit, PermissionError, set_send_permission};
 
 /// `bytes` random bytes from the operating system, as lowercase hex.
 pub(crate) fn random_hex(bytes: usize) -> anyhow::Result<String> {

@@ -1,7 +1,7 @@
 //! `read_messages` (DESIGN §5.1): a chat's messages oldest to newest (the latest page, or the
 //! page before a message, asking the phone for older history when the archive runs out), or
-//! `"status"` for recent status stories; with optional photo previews and always the session's
-//! sync state.
+//! `"status"` for recent status stories; with optional photo previews, always the session's
+//! sync state, and this connection's `unconfirmed_sends` to the chat.
 
 use std::time::Duration;
 
@@ -161,18 +161,37 @@ pub async fn handle(
         } else {
             Vec::new()
         };
-        return Ok(respond(
+        let resp = respond(
             state, &account, &chat_id, found, previews, &req, older, None,
-        ));
+        );
+        return with_unconfirmed(&db, viewer, resp).await;
     }
     let previews = if want_previews {
         previews(&db, &account, &found).await?
     } else {
         Vec::new()
     };
-    Ok(respond(
+    let resp = respond(
         state, &account, &chat_id, found, previews, &req, older, None,
-    ))
+    );
+    with_unconfirmed(&db, viewer, resp).await
+}
+
+/// Add this connection's unconfirmed sends to the chat (DESIGN §5.1).
+async fn with_unconfirmed(
+    db: &deadpool_postgres::Client,
+    viewer: &Viewer,
+    mut resp: ReadMessagesResponse,
+) -> Result<ReadMessagesResponse, RpcError> {
+    resp.unconfirmed_sends = crate::send::outbox::unconfirmed(
+        db,
+        &viewer.connection_id,
+        &resp.account_id,
+        &resp.chat_id,
+    )
+    .await
+    .map_err(|e| read::internal(CONTEXT, &e))?;
+    Ok(resp)
 }
 
 /// JPEG previews of the previewable photos among `found`, newest first, at most

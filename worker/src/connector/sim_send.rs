@@ -1,0 +1,230 @@
+//! The sim connector's send side: faults armed for the next send, a transmission log in
+//! Postgres (so it survives `crash_after_transmit`, which aborts the worker process), and the
+//! own-message echo into the archive on acknowledgement, through the live ingest path with the
+//! allocated WhatsApp id — as the real connector would observe it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::Utc;
+use deadpool_postgres::Pool;
+use wazap_shared::RpcError;
+use wazap_shared::wire::send::MediaKind;
+use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions};
+use wazap_shared::wire::{MessageType, SyncState};
+
+use crate::archive::{Archive, Inbound, InboundAttachment};
+use crate::send::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
+
+/// How long a `no_ack` send waits for the ack that never comes, unless the fault says.
+const DEFAULT_NO_ACK_WAIT: Duration = Duration::from_secs(10);
+
+/// The send side of the sim.
+pub(super) struct SimSender {
+    archive: Archive,
+    pool: Pool,
+    armed: Mutex<Option<ArmSendFault>>,
+}
+
+impl SimSender {
+    /// A sender echoing into `archive`, logging transmissions in `pool`.
+    pub(super) fn new(archive: Archive, pool: Pool) -> Self {
+        Self {
+            archive,
+            pool,
+            armed: Mutex::new(None),
+        }
+    }
+
+    /// Arm `fault` for the next send.
+    pub(super) fn arm(&self, fault: ArmSendFault) {
+        *self.armed.lock().expect("sim fault lock") = Some(fault);
+    }
+
+    /// Transmit `msg` from a session in `state`, honouring the armed fault.
+    pub(super) async fn send(
+        &self,
+        state: SyncState,
+        msg: OutboundMessage,
+    ) -> Result<SendAck, SendError> {
+        if !matches!(state, SyncState::Live | SyncState::CatchingUp) {
+            return Err(SendError::CannotSend(state));
+        }
+        let fault = self
+            .armed
+            .lock()
+            .expect("sim fault lock")
+            .take()
+            .unwrap_or_default();
+        if fault.fail_upload {
+            return Err(SendError::BeforeTransmission(anyhow::anyhow!(
+                "sim: the upload failed (armed fault)"
+            )));
+        }
+        self.record(&msg)
+            .await
+            .map_err(SendError::BeforeTransmission)?;
+        if fault.crash_after_transmit {
+            tracing::warn!(
+                wa_id = %msg.wa_id,
+                "sim: aborting the worker right after transmission (armed fault)"
+            );
+            std::process::abort();
+        }
+        if fault.error_after_transmit {
+            return Err(SendError::AfterTransmission(anyhow::anyhow!(
+                "sim: provider error after transmission (armed fault)"
+            )));
+        }
+        if fault.no_ack {
+            let wait = fault
+                .no_ack_wait_ms
+                .map_or(DEFAULT_NO_ACK_WAIT, Duration::from_millis);
+            tokio::time::sleep(wait).await;
+            return Err(SendError::NoAck);
+        }
+        if let Some(ms) = fault.ack_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        self.echo(msg).await;
+        Ok(SendAck { at: Utc::now() })
+    }
+
+    /// Append `msg` to the transmission log (no text, no bytes).
+    async fn record(&self, msg: &OutboundMessage) -> anyhow::Result<()> {
+        let (mime, size, ptt, caption): (Option<&str>, Option<i64>, bool, bool) = match &msg.content
+        {
+            OutboundContent::Text(_) => (None, None, false, false),
+            OutboundContent::Media {
+                mime_type,
+                data,
+                caption,
+                ..
+            } => (
+                Some(mime_type),
+                Some(data.len() as i64),
+                false,
+                caption.as_deref().is_some_and(|c| !c.is_empty()),
+            ),
+            OutboundContent::Voice { data, .. } => {
+                (Some("audio/ogg"), Some(data.len() as i64), true, false)
+            }
+        };
+        self.pool
+            .get()
+            .await?
+            .execute(
+                "insert into sim_transmissions
+                   (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
+                 values ($1, $2, $3, $4, $5, $6, $7, $8)",
+                &[
+                    &msg.account_id,
+                    &msg.recipient,
+                    &msg.wa_id,
+                    &msg.content.kind_name(),
+                    &mime,
+                    &size,
+                    &ptt,
+                    &caption,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deliver the own-message echo into the archive as `from_me`.
+    async fn echo(&self, msg: OutboundMessage) {
+        let (kind, text, attachment) = match msg.content {
+            OutboundContent::Text(t) => (MessageType::Text, t, None),
+            OutboundContent::Media {
+                kind,
+                mime_type,
+                data,
+                filename,
+                caption,
+                seconds,
+            } => (
+                match kind {
+                    MediaKind::Image => MessageType::Image,
+                    MediaKind::Video => MessageType::Video,
+                    MediaKind::Audio => MessageType::Audio,
+                    MediaKind::Document => MessageType::Document,
+                },
+                caption.unwrap_or_default(),
+                Some(attachment(mime_type, &data, filename, seconds)),
+            ),
+            OutboundContent::Voice { data, seconds } => (
+                MessageType::Voice,
+                String::new(),
+                Some(attachment("audio/ogg".into(), &data, None, Some(seconds))),
+            ),
+        };
+        let inbound = Inbound {
+            chat_jid: msg.recipient,
+            wa_id: msg.wa_id,
+            sender_jid: None,
+            push_name: None,
+            from_me: true,
+            timestamp: Utc::now(),
+            kind,
+            text,
+            target_wa_id: None,
+            edit: false,
+            mentions: Vec::new(),
+            attachment,
+        };
+        if let Err(e) = self.archive.ingest_live(&msg.account_id, inbound).await {
+            crate::archive::read::internal("sim: own-send echo", &e);
+        }
+    }
+
+    /// The transmission log, oldest first.
+    pub(super) async fn transmissions(&self) -> Result<Transmissions, RpcError> {
+        let run = async {
+            let rows = self
+                .pool
+                .get()
+                .await?
+                .query(
+                    "select recipient, wa_id, kind, mime_type, size, ptt, caption, at
+                       from sim_transmissions order by seq",
+                    &[],
+                )
+                .await?;
+            anyhow::Ok(
+                rows.iter()
+                    .map(|r| SimTransmission {
+                        recipient: r.get(0),
+                        wa_id: r.get(1),
+                        kind: r.get(2),
+                        mime_type: r.get(3),
+                        size: r.get::<_, Option<i64>>(4).map(|s| s as u64),
+                        ptt: r.get(5),
+                        caption: r.get(6),
+                        at: r.get(7),
+                    })
+                    .collect(),
+            )
+        };
+        run.await
+            .map(|transmissions| Transmissions { transmissions })
+            .map_err(|e| crate::archive::read::internal("sim: transmissions", &e))
+    }
+}
+
+fn attachment(
+    mime_type: String,
+    data: &[u8],
+    filename: Option<String>,
+    seconds: Option<u32>,
+) -> InboundAttachment {
+    InboundAttachment {
+        mime_type,
+        filename,
+        size: Some(data.len() as u64),
+        seconds,
+        thumbnail: None,
+        data: Some(data.to_vec()),
+        media: None,
+    }
+}

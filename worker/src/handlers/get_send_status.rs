@@ -1,0 +1,35 @@
+//! `get_send_status`: the saved outcome of one of this connection's sends. Works in any
+//! session state (it is how outcomes are read while WhatsApp is disconnected), but needs
+//! current send permission for the request's chat.
+
+use wazap_shared::wire::send::{GetSendStatusRequest, SendResult};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::send::{gates, journal};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+/// Look the request up in this connection's journal.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: GetSendStatusRequest,
+) -> Result<SendResult, RpcError> {
+    gates::check_request_id(&req.request_id)?;
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| crate::archive::read::internal("get_send_status", &e.into()))?;
+    let entry = journal::get(&db, &viewer.connection_id, &req.request_id)
+        .await
+        .map_err(|e| crate::archive::read::internal("get_send_status", &e))?
+        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "no send with this request_id"))?;
+    if !viewer.may_send_to(&entry.chat_id) {
+        return Err(RpcError::new(
+            ErrorCode::SendNotPermitted,
+            "this connection may no longer send to this request's chat",
+        ));
+    }
+    Ok(entry.result(true))
+}

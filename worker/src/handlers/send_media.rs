@@ -1,0 +1,72 @@
+//! `send_media`: a photo, video, audio file or document whose bytes the gateway validated and
+//! put into the object store; the worker re-checks the rules that need no bytes.
+
+use wazap_shared::RpcError;
+use wazap_shared::wire::send::{MediaKind, SendMediaRpc, SendResult};
+use wazap_shared::{ErrorCode, wire::send::MAX_TEXT_CHARS};
+
+use crate::send::{self, NewSend, Payload};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+/// Send media.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: SendMediaRpc,
+) -> Result<SendResult, RpcError> {
+    send::gates::check_ids(&req.chat_id, &req.request_id)?;
+    if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
+        return Err(RpcError::invalid("mime_type", "required"));
+    }
+    if req.kind == MediaKind::Audio && req.caption.as_deref().is_some_and(|c| !c.is_empty()) {
+        return Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "caption: audio takes no caption",
+        ));
+    }
+    if req
+        .caption
+        .as_deref()
+        .is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS)
+    {
+        return Err(RpcError::invalid("caption", "at most 65,536 characters"));
+    }
+    if let Some(name) = &req.filename
+        && (name.is_empty()
+            || name.len() > 255
+            || name.contains(['/', '\\'])
+            || name.chars().any(char::is_control)
+            || name == "."
+            || name == "..")
+    {
+        return Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "filename: expected a plain file name",
+        ));
+    }
+    if req.kind == MediaKind::Document && req.filename.is_none() {
+        return Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "filename: a document needs a plain file name",
+        ));
+    }
+    send::run(
+        state,
+        viewer,
+        NewSend {
+            tool: "send_media",
+            chat_id: req.chat_id,
+            request_id: req.request_id,
+            payload: Payload::Media {
+                kind: req.kind,
+                mime_type: req.mime_type,
+                media: req.media,
+                filename: req.filename,
+                caption: req.caption,
+                seconds: req.seconds,
+            },
+        },
+    )
+    .await
+}

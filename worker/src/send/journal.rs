@@ -1,0 +1,319 @@
+//! The send journal in Postgres (DESIGN §5), per credential (connection id): a row per
+//! `request_id` with the digest of (tool, chat, payload), the recipient and the allocated
+//! WhatsApp id — never the text or the bytes. Every state change commits before the next step,
+//! and the 100,000-key cap is a counter row updated in the reserving transaction.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use wazap_shared::wire::send::{SendResult, SendState};
+
+/// Most keys one credential may hold; the next reservation is `send_journal_full`.
+pub const JOURNAL_CAP: i32 = 100_000;
+
+/// A journal state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalState {
+    /// Reserved; nothing handed over yet.
+    Reserved,
+    /// Being handed to the connector; it may leave at any moment.
+    Transmitting,
+    /// WhatsApp acknowledged it.
+    Accepted,
+    /// It may or may not have been delivered.
+    OutcomeUnknown,
+    /// Nothing was transmitted.
+    Failed,
+}
+
+impl JournalState {
+    /// The stored string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reserved => "reserved",
+            Self::Transmitting => "transmitting",
+            Self::Accepted => "accepted",
+            Self::OutcomeUnknown => "outcome_unknown",
+            Self::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> anyhow::Result<Self> {
+        Ok(match s {
+            "reserved" => Self::Reserved,
+            "transmitting" => Self::Transmitting,
+            "accepted" => Self::Accepted,
+            "outcome_unknown" => Self::OutcomeUnknown,
+            "failed" => Self::Failed,
+            _ => anyhow::bail!("unknown journal state in the database"),
+        })
+    }
+
+    /// True once the outcome will not change.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Accepted | Self::OutcomeUnknown | Self::Failed)
+    }
+}
+
+/// One journal row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The caller's request id.
+    pub request_id: String,
+    /// The tool that made it.
+    pub tool: String,
+    /// The chat.
+    pub chat_id: String,
+    /// SHA-256 of (tool, chat, payload).
+    pub digest: Vec<u8>,
+    /// The opaque message id.
+    pub message_id: String,
+    /// Its state.
+    pub state: JournalState,
+    /// When WhatsApp acknowledged it.
+    pub accepted_at: Option<DateTime<Utc>>,
+}
+
+impl Entry {
+    /// The result a caller sees; not-yet-final states read as `outcome_unknown`.
+    pub fn result(&self, duplicate: bool) -> SendResult {
+        SendResult {
+            request_id: self.request_id.clone(),
+            chat_id: self.chat_id.clone(),
+            state: match self.state {
+                JournalState::Accepted => SendState::Accepted,
+                JournalState::Failed => SendState::Failed,
+                _ => SendState::OutcomeUnknown,
+            },
+            message_id: Some(self.message_id.clone()),
+            duplicate,
+            accepted_at: self.accepted_at,
+        }
+    }
+}
+
+/// What a new reservation carries.
+#[derive(Debug, Clone)]
+pub struct Reservation<'a> {
+    /// The credential.
+    pub connection_id: &'a str,
+    /// The caller's key.
+    pub request_id: &'a str,
+    /// The tool.
+    pub tool: &'a str,
+    /// The account that sends.
+    pub account_id: &'a str,
+    /// The chat.
+    pub chat_id: &'a str,
+    /// SHA-256 of (tool, chat, payload).
+    pub digest: &'a [u8],
+    /// The chat's JID.
+    pub recipient: &'a str,
+    /// The allocated WhatsApp id.
+    pub wa_id: &'a str,
+    /// Its opaque id.
+    pub message_id: &'a str,
+}
+
+/// What [`reserve`] did.
+#[derive(Debug)]
+pub enum Reserved {
+    /// This call owns the key now (committed).
+    New,
+    /// The key already exists (maybe still in flight).
+    Existing(Entry),
+    /// The credential holds [`JOURNAL_CAP`] keys: nothing reserved.
+    Full,
+}
+
+const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, state, accepted_at
+     from send_journal where connection_id = $1 and request_id = $2";
+
+/// The row of `(connection_id, request_id)`, if any.
+pub async fn get(
+    db: &impl GenericClient,
+    connection_id: &str,
+    request_id: &str,
+) -> anyhow::Result<Option<Entry>> {
+    let stmt = db.prepare_cached(SELECT).await?;
+    db.query_opt(&stmt, &[&connection_id, &request_id])
+        .await?
+        .map(|r| {
+            Ok(Entry {
+                request_id: r.try_get(0)?,
+                tool: r.try_get(1)?,
+                chat_id: r.try_get(2)?,
+                digest: r.try_get(3)?,
+                message_id: r.try_get(4)?,
+                state: JournalState::parse(r.try_get(5)?)?,
+                accepted_at: r.try_get(6)?,
+            })
+        })
+        .transpose()
+}
+
+/// Reserve the key, durably, or report the existing row or a full journal. Simultaneous
+/// reservations of one key serialise on its primary key: exactly one gets [`Reserved::New`].
+pub async fn reserve(
+    db: &mut deadpool_postgres::Client,
+    r: &Reservation<'_>,
+) -> anyhow::Result<Reserved> {
+    if let Some(e) = get(&*db, r.connection_id, r.request_id).await? {
+        return Ok(Reserved::Existing(e));
+    }
+    let tx = db.transaction().await?;
+    let insert = tx
+        .prepare_cached(
+            "insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
+                 digest, recipient, wa_id, message_id, state)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved')
+             on conflict do nothing",
+        )
+        .await?;
+    let n = tx
+        .execute(
+            &insert,
+            &[
+                &r.connection_id,
+                &r.request_id,
+                &r.tool,
+                &r.account_id,
+                &r.chat_id,
+                &r.digest,
+                &r.recipient,
+                &r.wa_id,
+                &r.message_id,
+            ],
+        )
+        .await?;
+    if n == 0 {
+        // Another call reserved it first (its transaction has committed by now).
+        tx.rollback().await?;
+        return match get(&*db, r.connection_id, r.request_id).await? {
+            Some(e) => Ok(Reserved::Existing(e)),
+            None => anyhow::bail!("a conflicting journal row vanished"),
+        };
+    }
+    let count = tx
+        .prepare_cached(
+            "insert into send_journal_keys (connection_id, keys) values ($1, 1)
+             on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
+               where send_journal_keys.keys < $2
+             returning keys",
+        )
+        .await?;
+    if tx
+        .query_opt(&count, &[&r.connection_id, &JOURNAL_CAP])
+        .await?
+        .is_none()
+    {
+        tx.rollback().await?;
+        return Ok(Reserved::Full);
+    }
+    tx.commit().await?;
+    Ok(Reserved::New)
+}
+
+/// `reserved` → `transmitting`, with the outbox row holding `outbox_text` (if any), in one
+/// commit: after it, a crash reads as `outcome_unknown`.
+pub async fn mark_transmitting(
+    db: &mut deadpool_postgres::Client,
+    r: &Reservation<'_>,
+    outbox_text: Option<&str>,
+) -> anyhow::Result<()> {
+    let tx = db.transaction().await?;
+    let up = tx
+        .prepare_cached(
+            "update send_journal set state = 'transmitting', updated_at = now()
+             where connection_id = $1 and request_id = $2 and state = 'reserved'",
+        )
+        .await?;
+    let n = tx.execute(&up, &[&r.connection_id, &r.request_id]).await?;
+    anyhow::ensure!(n == 1, "the reservation is no longer reserved");
+    if let Some(text) = outbox_text {
+        let ins = tx
+            .prepare_cached(
+                "insert into send_outbox
+                   (connection_id, request_id, account_id, chat_id, message_id, text)
+                 values ($1, $2, $3, $4, $5, $6)",
+            )
+            .await?;
+        tx.execute(
+            &ins,
+            &[
+                &r.connection_id,
+                &r.request_id,
+                &r.account_id,
+                &r.chat_id,
+                &r.message_id,
+                &text,
+            ],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a
+/// transmitting send. `accepted` and `failed` drop the outbox row in the same commit.
+pub async fn finish(
+    db: &mut deadpool_postgres::Client,
+    connection_id: &str,
+    request_id: &str,
+    state: JournalState,
+    accepted_at: Option<DateTime<Utc>>,
+) -> anyhow::Result<()> {
+    debug_assert!(state.is_final());
+    let tx = db.transaction().await?;
+    let up = tx
+        .prepare_cached(
+            "update send_journal set state = $3, accepted_at = $4, updated_at = now()
+             where connection_id = $1 and request_id = $2 and state in ('reserved', 'transmitting')",
+        )
+        .await?;
+    let n = tx
+        .execute(
+            &up,
+            &[&connection_id, &request_id, &state.as_str(), &accepted_at],
+        )
+        .await?;
+    anyhow::ensure!(n == 1, "the send was no longer in flight");
+    if state != JournalState::OutcomeUnknown {
+        let del = tx
+            .prepare_cached("delete from send_outbox where connection_id = $1 and request_id = $2")
+            .await?;
+        tx.execute(&del, &[&connection_id, &request_id]).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_and_read_as_results() {
+        for s in [
+            JournalState::Reserved,
+            JournalState::Transmitting,
+            JournalState::Accepted,
+            JournalState::OutcomeUnknown,
+            JournalState::Failed,
+        ] {
+            assert_eq!(JournalState::parse(s.as_str()).unwrap(), s);
+        }
+        let e = Entry {
+            request_id: "r".into(),
+            tool: "send_message".into(),
+            chat_id: "c_1".into(),
+            digest: vec![1],
+            message_id: "m_1".into(),
+            state: JournalState::Transmitting,
+            accepted_at: None,
+        };
+        assert_eq!(e.result(true).state, SendState::OutcomeUnknown);
+        assert!(e.result(true).duplicate);
+        assert!(!JournalState::Transmitting.is_final());
+    }
+}

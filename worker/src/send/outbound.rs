@@ -1,0 +1,97 @@
+//! What the journal hands a connector to transmit, and what the connector answers: the four
+//! outcomes the journal must tell apart (refused before anything left, failed before
+//! transmission, trouble after the hand-over, or WhatsApp's server acknowledgement).
+//! `Debug` never prints the text or the bytes.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::send::MediaKind;
+
+/// One message to transmit.
+pub struct OutboundMessage {
+    /// The account that sends.
+    pub account_id: String,
+    /// The chat's JID, as the connector addresses it.
+    pub recipient: String,
+    /// The WhatsApp message id, allocated (and journaled) before transmission.
+    pub wa_id: String,
+    /// What to send.
+    pub content: OutboundContent,
+}
+
+/// The body of an [`OutboundMessage`].
+pub enum OutboundContent {
+    /// A text message.
+    Text(String),
+    /// A photo, video, audio file or document (already validated).
+    Media {
+        /// Its kind.
+        kind: MediaKind,
+        /// Its media type.
+        mime_type: String,
+        /// The bytes.
+        data: Bytes,
+        /// File name (documents).
+        filename: Option<String>,
+        /// Caption (not audio).
+        caption: Option<String>,
+        /// Duration in seconds.
+        seconds: Option<u32>,
+    },
+    /// A voice note: Ogg/Opus sent with WhatsApp's PTT flag.
+    Voice {
+        /// The Ogg/Opus bytes.
+        data: Bytes,
+        /// Duration in seconds.
+        seconds: u32,
+    },
+}
+
+impl OutboundContent {
+    /// `text`, `image`, `video`, `audio`, `document` or `voice`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::Text(_) => "text",
+            Self::Media { kind, .. } => match kind {
+                MediaKind::Image => "image",
+                MediaKind::Video => "video",
+                MediaKind::Audio => "audio",
+                MediaKind::Document => "document",
+            },
+            Self::Voice { .. } => "voice",
+        }
+    }
+}
+
+impl std::fmt::Debug for OutboundMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboundMessage")
+            .field("kind", &self.content.kind_name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// WhatsApp's server acknowledgement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendAck {
+    /// When it came.
+    pub at: DateTime<Utc>,
+}
+
+/// Why a send did not end in an acknowledgement.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The session cannot send right now; nothing left the worker.
+    #[error("the session cannot send ({})", .0.as_str())]
+    CannotSend(SyncState),
+    /// It failed before transmission (e.g. the media upload); nothing was sent.
+    #[error("failed before transmission: {0:#}")]
+    BeforeTransmission(anyhow::Error),
+    /// An error after the hand-over: it may have been delivered.
+    #[error("error after transmission: {0:#}")]
+    AfterTransmission(anyhow::Error),
+    /// Handed over, but no acknowledgement came in time: it may have been delivered.
+    #[error("no acknowledgement in time")]
+    NoAck,
+}
