@@ -15,11 +15,13 @@ use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
 use crate::config::ConnectorKind;
+use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
 pub mod demo;
 pub mod demo_data;
 pub mod inbound;
 pub mod sim;
+mod sim_send;
 
 /// What the worker asks of a connector.
 pub trait Connector: Send + Sync + 'static {
@@ -50,6 +52,12 @@ pub trait Connector: Send + Sync + 'static {
         let _ = (account_id, attachment_id);
         Box::pin(async { Ok(None) })
     }
+
+    /// Transmit one message and wait (bounded by the connector) for WhatsApp's server
+    /// acknowledgement. The error tells the journal whether anything may have left:
+    /// [`SendError::CannotSend`] and [`SendError::BeforeTransmission`] mean nothing did;
+    /// [`SendError::AfterTransmission`] and [`SendError::NoAck`] mean it may have.
+    fn send(&self, message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>>;
 }
 
 /// A shared connector handle.

@@ -17,6 +17,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_archive", include_str!("migrations/0001_archive.sql")),
     ("0002_grants", include_str!("migrations/0002_grants.sql")),
+    ("0003_journal", include_str!("migrations/0003_journal.sql")),
     ("0004_search", include_str!("migrations/0004_search.sql")),
 ];
 

@@ -17,6 +17,7 @@ use wazap_shared::bus::{Reply, Rpc, encode_reply};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::read::{ListChats, ReadMessages, SearchContacts, SearchGroups};
+use wazap_shared::wire::send::{GetSendStatus, SendMedia, SendMessage, SendVoiceNote};
 use wazap_shared::wire::system::{Jwks, Ping};
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -25,6 +26,7 @@ use crate::state::AppState;
 use crate::viewer::Viewer;
 
 pub mod get_attachment;
+pub mod get_send_status;
 pub mod jwks;
 pub mod list_chats;
 pub mod ping;
@@ -33,6 +35,9 @@ pub mod search_contacts;
 pub mod search_attachments;
 pub mod search_groups;
 pub mod search_messages;
+pub mod send_media;
+pub mod send_message;
+pub mod send_voice_note;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
 pub const QUEUE_GROUP: &str = "wazap-worker";
@@ -42,6 +47,8 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 /// Serve requests until `shutdown` is cancelled, then stop taking new ones and wait (at most
 /// [`DRAIN_LIMIT`]) for those in flight. Fails if the subscription cannot be made or ends early.
 pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    // Settle sends a previous run left unfinished before any new request is taken.
+    crate::send::recovery::recover(&state.db).await?;
     let mut sub = state
         .nats
         .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())
@@ -151,6 +158,16 @@ async fn dispatch(
         op::GET_ATTACHMENT => {
             use wazap_shared::wire::search::GetAttachment;
             granted::<GetAttachment>(state, grant, payload, get_attachment::handle).await
+        }
+        op::SEND_MESSAGE => {
+            granted::<SendMessage>(state, grant, payload, send_message::handle).await
+        }
+        op::SEND_MEDIA => granted::<SendMedia>(state, grant, payload, send_media::handle).await,
+        op::SEND_VOICE_NOTE => {
+            granted::<SendVoiceNote>(state, grant, payload, send_voice_note::handle).await
+        }
+        op::GET_SEND_STATUS => {
+            granted::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }
         _ => finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation"))),
     }
