@@ -5,6 +5,7 @@
 
 pub mod config;
 mod error;
+mod events;
 mod http;
 mod jwks;
 mod mcp;

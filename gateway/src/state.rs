@@ -12,6 +12,7 @@ use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::Subjects;
 
 use crate::config::Config;
+use crate::events::ArchiveEvents;
 use crate::http::host::HostPolicy;
 use crate::jwks::KeyCache;
 use crate::mcp::ToolSet;
@@ -21,15 +22,23 @@ use crate::mcp::ToolSet;
 pub(crate) struct Bus {
     nats: Client,
     subjects: Subjects,
+    events: Arc<ArchiveEvents>,
 }
 
 impl Bus {
     /// A bus over `nats` under `prefix`.
     pub(crate) fn new(nats: Client, prefix: &str) -> Self {
+        let subjects = Subjects::new(prefix);
         Self {
+            events: Arc::new(ArchiveEvents::new(nats.clone(), subjects.archive_events())),
             nats,
-            subjects: Subjects::new(prefix),
+            subjects,
         }
+    }
+
+    /// The archive events (`<prefix>.events.archive`) that wake waiting calls.
+    pub(crate) fn events(&self) -> &ArchiveEvents {
+        &self.events
     }
 
     /// The NATS client (for connection-state checks).

@@ -12,6 +12,7 @@ mod read_messages;
 mod search_attachments;
 mod search_contacts;
 mod search_groups;
+mod wait_for_messages;
 mod search_messages;
 
 use std::collections::HashMap;
@@ -76,6 +77,7 @@ const TOOLS: &[ToolEntry] = &[
     search_contacts::ENTRY,
     search_groups::ENTRY,
     read_messages::ENTRY,
+    wait_for_messages::ENTRY,
     search_messages::ENTRY,
     search_attachments::ENTRY,
     get_attachment::ENTRY,
@@ -259,7 +261,8 @@ mod tests {
                 "search_attachments",
                 "search_contacts",
                 "search_groups",
-                "search_messages"
+                "search_messages",
+                "wait_for_messages"
             ]
         );
         for tool in set.router.list_all() {

@@ -27,7 +27,8 @@ async fn tools_list_shows_four_annotated_tools_with_schemas() {
             "list_chats",
             "read_messages",
             "search_contacts",
-            "search_groups"
+            "search_groups",
+            "wait_for_messages"
         ]
     );
     for t in tools {

@@ -4,3 +4,4 @@ mod auth;
 mod reading;
 mod scope;
 mod tools;
+mod wait;

@@ -34,6 +34,7 @@ pub mod read_messages;
 pub mod search_contacts;
 pub mod search_attachments;
 pub mod search_groups;
+pub mod wait_for_messages;
 pub mod search_messages;
 pub mod send_media;
 pub mod send_message;
@@ -146,6 +147,10 @@ async fn dispatch(
         }
         op::READ_MESSAGES => {
             granted::<ReadMessages>(state, grant, payload, read_messages::handle).await
+        }
+        op::WAIT_FOR_MESSAGES => {
+            use wazap_shared::wire::wait::WaitForMessages;
+            granted::<WaitForMessages>(state, grant, payload, wait_for_messages::handle).await
         }
         op::SEARCH_MESSAGES => {
             use wazap_shared::wire::search::SearchMessages;

@@ -12,7 +12,7 @@ use crate::viewer::Viewer;
 
 /// The columns both messages and stories select, in [`to_message`]'s order after the first
 /// nine: attachment id, kind, mime type, file name, size, seconds.
-const ATTACHMENT_COLUMNS: &str =
+pub(super) const ATTACHMENT_COLUMNS: &str =
     "a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds";
 
 /// Where a page of messages ends.
@@ -158,7 +158,7 @@ pub(crate) async fn stories(
 
 /// Build a wire message from a row of `message_id, ts, kind, text, from_me, private,
 /// sender name, sender chat, reply_to` + [`ATTACHMENT_COLUMNS`], redacting private ones.
-fn to_message(
+pub(super) fn to_message(
     r: &tokio_postgres::Row,
     chat_id: &str,
     mentions_me: bool,

@@ -5,6 +5,7 @@
 
 pub(crate) mod chats;
 pub(crate) mod messages;
+pub(crate) mod wait;
 pub(crate) mod search;
 
 use deadpool_postgres::GenericClient;

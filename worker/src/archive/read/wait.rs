@@ -1,0 +1,98 @@
+//! The query behind `wait_for_messages`: messages from other people archived after a position,
+//! in archive order, inside the viewer's read scope and the archive policy, optionally of one
+//! chat or only those addressed to the account (direct chats, @-mentions, replies to its own
+//! messages), with `#private` redacted by the same row mapping as `read_messages`.
+
+use deadpool_postgres::GenericClient;
+
+use super::messages::{ATTACHMENT_COLUMNS, to_message};
+use super::{Params, chat_filter, time_filter};
+use crate::viewer::Viewer;
+
+/// What one poll asks for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct After<'a> {
+    /// The account.
+    pub(crate) account: &'a str,
+    /// Only this chat (already resolved and checked against the scope).
+    pub(crate) chat_id: Option<&'a str>,
+    /// Only messages addressed to the account.
+    pub(crate) addressed_to_me: bool,
+    /// Messages strictly after this position…
+    pub(crate) after: i64,
+    /// …and at most this one (the highest committed position when the poll began, so every
+    /// position up to it is visible).
+    pub(crate) upto: i64,
+    /// At most this many.
+    pub(crate) limit: usize,
+}
+
+/// A message found by [`after`], with its archive position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Positioned {
+    /// Its archive position.
+    pub(crate) position: i64,
+    /// The wire message (redacted when private).
+    pub(crate) message: wazap_shared::wire::Message,
+}
+
+/// Messages from others in `(after, upto]` the viewer may read, oldest position first.
+pub(crate) async fn after(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    q: After<'_>,
+) -> anyhow::Result<Vec<Positioned>> {
+    let mut p = Params::default();
+    let acc = p.push(q.account.to_owned());
+    let (lo, hi) = (p.push(q.after), p.push(q.upto));
+    let mut cond = chat_filter(viewer, "m.chat_id", &mut p);
+    cond.push_str(" and ");
+    cond.push_str(&time_filter(viewer, "m.ts", &mut p));
+    if let Some(chat) = q.chat_id {
+        cond.push_str(&format!(" and m.chat_id = {}", p.push(chat.to_owned())));
+    }
+    if q.addressed_to_me {
+        cond.push_str(
+            " and (m.mentions_me
+                   or exists (select 1 from chats c
+                               where c.account_id = m.account_id and c.chat_id = m.chat_id
+                                 and c.kind = 'direct')
+                   or (m.kind <> 'reaction' and exists (
+                         select 1 from messages r
+                          where r.account_id = m.account_id and r.message_id = m.reply_to
+                            and r.from_me)))",
+        );
+    }
+    let limit = p.push(i64::try_from(q.limit).unwrap_or(i64::MAX));
+    let sql = format!(
+        "select m.message_id, m.ts, m.kind, m.text, m.from_me, m.private,
+                coalesce(k.name, m.sender_name), coalesce(g.into_chat_id, m.sender_chat_id),
+                m.reply_to, {ATTACHMENT_COLUMNS}, m.mentions_me, m.edited, m.reactions,
+                m.chat_id, m.position
+           from messages m
+           left join chat_merges g
+                  on g.account_id = m.account_id and g.from_chat_id = m.sender_chat_id
+           left join contacts k
+                  on k.account_id = m.account_id
+                 and k.chat_id = coalesce(g.into_chat_id, m.sender_chat_id)
+           left join attachments a on a.account_id = m.account_id and a.message_id = m.message_id
+          where m.position > {lo} and m.position <= {hi} and m.account_id = {acc}
+            and not m.from_me and {cond}
+          order by m.position
+          limit {limit}"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    Ok(db
+        .query(&stmt, &p.refs())
+        .await?
+        .iter()
+        .map(|r| {
+            let chat_id: String = r.get(18);
+            let reactions: Option<serde_json::Value> = r.get(17);
+            Positioned {
+                position: r.get(19),
+                message: to_message(r, &chat_id, r.get(15), r.get(16), reactions).message,
+            }
+        })
+        .collect())
+}

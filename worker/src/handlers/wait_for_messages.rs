@@ -1,0 +1,121 @@
+//! `wait_for_messages` (DESIGN §3, §5.2), one poll: the messages from other people archived
+//! after the cursor, or none and a cursor at the highest committed position. The worker never
+//! holds a poll: the gateway waits for `<prefix>.events.archive` between polls.
+//!
+//! The cursor carries the archive's identity; one from another archive restarts from now with
+//! `cursor_reset`. The scan is bounded above by the committed position read before the query,
+//! so every position up to it is visible (commit order) and a cursor never skips one.
+
+use wazap_shared::ids::{is_chat_id, phone_digits};
+use wazap_shared::wire::wait::{
+    Cursor, MAX_WAIT_MESSAGES, WaitForMessagesRequest, WaitPollResponse,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::archive::read::wait::{self, After};
+use crate::archive::read::{self, ChatRef};
+use crate::state::AppState;
+use crate::viewer::Viewer;
+
+const CONTEXT: &str = "wait_for_messages";
+
+/// Answer one poll.
+pub async fn handle(
+    state: &AppState,
+    viewer: &Viewer,
+    req: WaitForMessagesRequest,
+) -> Result<WaitPollResponse, RpcError> {
+    req.timeout()?;
+    let archive_id = state.archive.meta().archive_id.simple().to_string();
+    // Read the committed position first: everything at or below it is visible.
+    let committed = *state.archive.committed().borrow();
+    let (start, cursor_reset) = match req.cursor.as_deref() {
+        None => (None, false),
+        Some(c) => {
+            let c = Cursor::parse(c)?;
+            if c.archive_id == archive_id {
+                (Some(c.position), false)
+            } else {
+                (None, true)
+            }
+        }
+    };
+    let chat_ref = match req.chat_id.as_deref() {
+        None => None,
+        Some(c) if is_chat_id(c) => Some(ChatRef::Opaque(c.to_owned())),
+        Some(c) => match phone_digits(c) {
+            Some(d) => Some(ChatRef::Phone(d)),
+            None => {
+                return Err(RpcError::invalid(
+                    "chat_id",
+                    "expected a chat_id or a phone number",
+                ));
+            }
+        },
+    };
+    let db = state
+        .db
+        .get()
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let requested = match &req.account_id {
+        Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
+        None => None,
+    };
+    let (account, chat_id) = match &chat_ref {
+        Some(chat_ref) => {
+            let chat = read::find_chat(&db, requested.as_deref(), chat_ref)
+                .await
+                .map_err(|e| read::internal(CONTEXT, &e))?
+                .filter(|c| viewer.can_read_chat(&c.chat_id))
+                .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
+            (chat.account_id, Some(chat.chat_id))
+        }
+        None => match requested {
+            Some(a) => (a, None),
+            None => (read::account(&db, None, CONTEXT).await?, None),
+        },
+    };
+    let respond = |messages: Vec<wazap_shared::wire::Message>, position: i64| WaitPollResponse {
+        account_id: account.clone(),
+        messages,
+        cursor: Cursor {
+            archive_id: archive_id.clone(),
+            position,
+        }
+        .encode(),
+        position,
+        cursor_reset,
+    };
+    let Some(after) = start else {
+        // No cursor (or another archive's): the wait starts now.
+        return Ok(respond(Vec::new(), committed));
+    };
+    if after >= committed {
+        return Ok(respond(Vec::new(), after));
+    }
+    let found = wait::after(
+        &db,
+        viewer,
+        After {
+            account: &account,
+            chat_id: chat_id.as_deref(),
+            addressed_to_me: req.addressed_to_me.unwrap_or(false),
+            after,
+            upto: committed,
+            limit: MAX_WAIT_MESSAGES,
+        },
+    )
+    .await
+    .map_err(|e| read::internal(CONTEXT, &e))?;
+    // A full page ends at its last message; otherwise everything up to `committed` was scanned
+    // (so a flood of messages the caller may not see never makes a waiter spin).
+    let position = match found.last() {
+        Some(last) if found.len() >= MAX_WAIT_MESSAGES => last.position,
+        _ => committed,
+    };
+    Ok(respond(
+        found.into_iter().map(|m| m.message).collect(),
+        position,
+    ))
+}
