@@ -9,6 +9,9 @@ mod events;
 mod http;
 mod jwks;
 mod mcp;
+mod media;
+mod objects;
+mod send;
 mod state;
 
 use std::future::IntoFuture;

@@ -16,6 +16,8 @@ use crate::events::ArchiveEvents;
 use crate::http::host::HostPolicy;
 use crate::jwks::KeyCache;
 use crate::mcp::ToolSet;
+use crate::objects::MediaStore;
+use crate::send::Sender;
 
 /// The way to the worker: a NATS client and this deployment's subjects.
 #[derive(Debug, Clone)]
@@ -90,13 +92,20 @@ pub(crate) struct AppState {
     pub(crate) permits: Arc<Semaphore>,
     /// The MCP tools this deployment serves, with their body limits.
     pub(crate) tools: Arc<ToolSet>,
+    /// The send operations (MCP send tools and `/api/send/*`).
+    pub(crate) sender: Sender,
+    /// Whether the send tools and `/api/send/*` exist (`WAZAP_OUTBOUND`).
+    pub(crate) outbound: bool,
 }
 
 impl AppState {
     /// State for a listener bound to `bound_port`.
     pub(crate) fn new(config: Config, nats: Client, bound_port: u16) -> Arc<Self> {
-        let bus = Bus::new(nats, &config.nats_prefix);
+        let bus = Bus::new(nats.clone(), &config.nats_prefix);
+        let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
         Arc::new(Self {
+            sender: Sender::new(bus.clone(), Arc::new(media)),
+            outbound: config.outbound,
             keys: Arc::new(KeyCache::new(bus.clone())),
             hosts: HostPolicy::new(&config.public_hosts, bound_port),
             permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),

@@ -1,8 +1,10 @@
-//! Listener A's HTTP surface: `/mcp` behind its middleware stack, `/healthz` and `/readyz`.
+//! Listener A's HTTP surface: `/mcp` and `/api/send/*` behind their middleware stacks,
+//! `/healthz` and `/readyz`.
 //!
 //! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
 //! limit → bearer auth → rmcp's Streamable HTTP service (stateless, JSON responses).
 
+pub(crate) mod api_send;
 pub(crate) mod auth;
 pub(crate) mod health;
 pub(crate) mod host;
@@ -28,9 +30,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .merge(mcp_routes(state))
 }
 
-/// `/mcp` with its guards; listener B will mount the same routes.
+/// `/mcp` and `/api/send/*` with their guards; listener B will mount the same routes.
 pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
-    let server = McpServer::new(state.bus.clone(), Arc::clone(&state.tools));
+    let server = McpServer::new(
+        state.bus.clone(),
+        Arc::clone(&state.tools),
+        state.sender.clone(),
+    );
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -48,5 +54,6 @@ pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
         .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
-        .layer(from_fn_with_state(state, host::guard))
+        .layer(from_fn_with_state(Arc::clone(&state), host::guard))
+        .merge(api_send::routes(state))
 }

@@ -7,13 +7,17 @@
 //! message, which can quote the value sent).
 
 mod get_attachment;
+mod get_send_status;
 mod list_chats;
 mod read_messages;
 mod search_attachments;
 mod search_contacts;
 mod search_groups;
-mod wait_for_messages;
 mod search_messages;
+mod send_media;
+mod send_message;
+mod send_voice_note;
+mod wait_for_messages;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,10 +36,13 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::config::Config;
 use crate::error::internal_error;
+use crate::send::Sender;
 use crate::state::Bus;
 
 /// Request body limit of read tools and of anything that is not a tool call.
 pub(crate) const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+/// Request body limit of the send tools and `/api/send/*` (8 MiB of media as base64, plus JSON).
+pub(crate) const SEND_BODY_LIMIT: usize = 12 * 1024 * 1024;
 
 /// What the agent is told about this server.
 const INSTRUCTIONS: &str = "wazap gives you access to one person's WhatsApp account: list and \
@@ -52,7 +59,6 @@ pub(crate) enum Gate {
     /// Always served.
     Always,
     /// Only with `WAZAP_OUTBOUND=on` (the send tools, body limit 12 MiB).
-    #[expect(dead_code, reason = "the send tools are a later issue")]
     Outbound,
     /// Only with `WAZAP_ATTACHMENTS=on`.
     Attachments,
@@ -81,6 +87,10 @@ const TOOLS: &[ToolEntry] = &[
     search_messages::ENTRY,
     search_attachments::ENTRY,
     get_attachment::ENTRY,
+    send_message::ENTRY,
+    send_media::ENTRY,
+    send_voice_note::ENTRY,
+    get_send_status::ENTRY,
 ];
 
 /// The tools this deployment serves, with their body limits.
@@ -142,12 +152,25 @@ impl ToolSet {
 pub(crate) struct McpServer {
     bus: Bus,
     tools: Arc<ToolSet>,
+    sender: Sender,
 }
 
 impl McpServer {
     /// A server forwarding to the worker over `bus`.
-    pub(crate) fn new(bus: Bus, tools: Arc<ToolSet>) -> Self {
-        Self { bus, tools }
+    pub(crate) fn new(bus: Bus, tools: Arc<ToolSet>, sender: Sender) -> Self {
+        Self { bus, tools, sender }
+    }
+
+    /// The caller's grant, stored in `parts` by the auth middleware.
+    pub(crate) fn grant<'a>(
+        &self,
+        parts: &'a http::request::Parts,
+    ) -> Result<&'a VerifiedGrant, RpcError> {
+        parts.extensions.get::<VerifiedGrant>().ok_or_else(|| {
+            // The auth middleware always runs first; reaching this is a wiring bug.
+            tracing::error!("tool called without a verified grant");
+            RpcError::new(ErrorCode::Unauthenticated, "missing bearer token")
+        })
     }
 
     /// Call op `R` for the caller whose grant the auth middleware stored in `parts`.
@@ -191,28 +214,33 @@ pub(crate) fn input_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObjec
 /// result) whose message names the field and what it expects, never the value sent.
 pub(crate) fn parse_args<T: DeserializeOwned>(args: JsonObject) -> Result<T, ErrorData> {
     serde_path_to_error::deserialize::<_, T>(serde_json::Value::Object(args)).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.inner().to_string();
-        let what = if inner.starts_with("unknown field") || inner.starts_with("missing field") {
-            // e.g. "unknown field `limt`, expected one of `query`, …": names, never values.
-            inner
-        } else {
-            // "invalid type: string \"…\", expected u32": keep only the expectation.
-            match inner.rsplit_once(", expected ") {
-                Some((_, expected)) => format!("expected {expected}"),
-                None => "has the wrong type or value".to_owned(),
-            }
-        };
-        let message = if path == "." {
-            format!("invalid arguments: {what}")
-        } else {
-            format!("invalid arguments: {path}: {what}")
-        };
         ErrorData::invalid_params(
-            message,
+            describe_args_error(&e),
             Some(serde_json::json!({ "code": ErrorCode::InvalidArgument })),
         )
     })
+}
+
+/// "invalid arguments: <field>: <what it expects>" for a decoding error, naming the field and
+/// never the value sent (shared with the JSON API).
+pub(crate) fn describe_args_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    let inner = e.inner().to_string();
+    let what = if inner.starts_with("unknown field") || inner.starts_with("missing field") {
+        // e.g. "unknown field `limt`, expected one of `query`, …": names, never values.
+        inner
+    } else {
+        // "invalid type: string \"…\", expected u32": keep only the expectation.
+        match inner.rsplit_once(", expected ") {
+            Some((_, expected)) => format!("expected {expected}"),
+            None => "has the wrong type or value".to_owned(),
+        }
+    };
+    if path == "." {
+        format!("invalid arguments: {what}")
+    } else {
+        format!("invalid arguments: {path}: {what}")
+    }
 }
 
 /// The result of a forwarded call.
@@ -244,7 +272,8 @@ mod tests {
 
     #[test]
     fn read_tools_are_listed_with_annotations_and_schemas() {
-        let set = ToolSet::new(&config(&[]));
+        // The send tools are checked in `send_message.rs`.
+        let set = ToolSet::new(&config(&[("WAZAP_OUTBOUND", "off")]));
         let mut names: Vec<String> = set
             .router
             .list_all()

@@ -1,7 +1,11 @@
-//! Integration tests of listener A against the real NATS server at 127.0.0.1:4222 (a random
-//! subject prefix per test) and a fake worker that answers like the real one.
+//! Integration tests of listener A against a real NATS server (`WAZAP_TEST_NATS_URL`, default
+//! 127.0.0.1:4222; the send tests need JetStream; a random subject prefix per test) and a fake
+//! worker that answers like the real one.
 
 mod auth;
 mod guards;
+mod send;
+mod send_api;
+mod send_support;
 mod support;
 mod tools;

@@ -21,7 +21,11 @@ use wazap_shared::wire::system::{Jwk, JwksResponse, PingResponse};
 use wazap_shared::wire::{ChatKind, SyncState};
 use wazap_shared::{ErrorCode, RpcError};
 
-pub(crate) const NATS_URL: &str = "nats://127.0.0.1:4222";
+/// The NATS server: `WAZAP_TEST_NATS_URL` (JetStream-capable, needed by the send tests' object
+/// store), else the machine's default server.
+pub(crate) fn nats_url() -> String {
+    std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
 
 /// `n` random bytes as lower-case hex.
 pub(crate) fn random_hex(n: usize) -> String {
@@ -108,6 +112,8 @@ pub(crate) struct FakeState {
     pub(crate) held: watch::Sender<usize>,
     /// Wakes held calls.
     pub(crate) release: Notify,
+    /// Send-op RPCs received: (op, JSON body), in order.
+    pub(crate) sends: Mutex<Vec<(String, Value)>>,
 }
 
 /// A fake worker answering `<prefix>.rpc.*`.
@@ -121,7 +127,7 @@ pub(crate) struct FakeWorker {
 impl FakeWorker {
     /// Start answering under `prefix` with `keys` as the JWKS.
     pub(crate) async fn start(prefix: &str, keys: Vec<Jwk>) -> Self {
-        let client = async_nats::connect(NATS_URL).await.expect("NATS");
+        let client = async_nats::connect(nats_url()).await.expect("NATS");
         let subjects = Subjects::new(prefix);
         let mut sub = client
             .subscribe(subjects.rpc_all())
@@ -132,6 +138,7 @@ impl FakeWorker {
             grants: Mutex::new(Vec::new()),
             held: watch::Sender::new(0),
             release: Notify::new(),
+            sends: Mutex::new(Vec::new()),
         });
         let stop = CancellationToken::new();
         let (st, stop2) = (Arc::clone(&state), stop.clone());
@@ -172,7 +179,7 @@ impl FakeWorker {
         if let Some(done) = self.done.take() {
             let _ = done.await;
         }
-        let probe = async_nats::connect(NATS_URL).await.expect("NATS");
+        let probe = async_nats::connect(nats_url()).await.expect("NATS");
         for _ in 0..200 {
             let req = async_nats::Request::new()
                 .payload(bytes::Bytes::from_static(b"{}"))
@@ -289,6 +296,9 @@ async fn answer(op: &str, payload: &[u8], st: &FakeState, keys: Vec<Jwk>) -> byt
                 previews,
             })
         }
+        op::SEND_MESSAGE | op::SEND_MEDIA | op::SEND_VOICE_NOTE | op::GET_SEND_STATUS => {
+            crate::send_support::answer(op, payload, st).await
+        }
         _ => encode_reply::<()>(&Reply::Error(RpcError::new(
             ErrorCode::NotFound,
             "unknown op",
@@ -307,7 +317,7 @@ impl Gateway {
     /// Start a gateway under `prefix` with extra environment `env`.
     pub(crate) async fn start(prefix: &str, env: &[(&str, &str)]) -> Self {
         let mut vars: HashMap<String, String> = HashMap::new();
-        vars.insert("WAZAP_NATS_URL".into(), NATS_URL.into());
+        vars.insert("WAZAP_NATS_URL".into(), nats_url());
         vars.insert("WAZAP_NATS_PREFIX".into(), prefix.into());
         for (k, v) in env {
             vars.insert((*k).into(), (*v).into());

@@ -1,0 +1,164 @@
+//! The JSON send API of DESIGN §5: `POST /api/send/message|media|voice|status` take the bodies
+//! of the four send tools and answer the same result objects, behind the same Host/Origin
+//! guard, concurrency limit, bearer auth (credentials in the URL refused) and deadlines as
+//! `/mcp`. Errors are an HTTP status plus `{"error":{"code","message"}}` from the one error
+//! edge. With `WAZAP_OUTBOUND=off` none of these routes exist (404).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::from_fn_with_state;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use futures::StreamExt as _;
+use http::{StatusCode, header};
+use serde::de::DeserializeOwned;
+use wazap_shared::grant::VerifiedGrant;
+use wazap_shared::wire::send::{
+    GetSendStatusRequest, SendMediaRequest, SendMessageRequest, SendResult, SendVoiceNoteRequest,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::error::ApiError;
+use crate::http::{auth, host, limit};
+use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
+use crate::state::AppState;
+
+/// How far past its limit a body is still read (and discarded) so that the 413 reaches a client
+/// that is still sending.
+const DRAIN_MARGIN: usize = 4 * 1024 * 1024;
+
+/// The `/api/send/*` routes with their guards; empty when outbound sending is off.
+pub(crate) fn routes(state: Arc<AppState>) -> Router {
+    if !state.outbound {
+        return Router::new();
+    }
+    Router::new()
+        .route("/api/send/message", post(message))
+        .route("/api/send/media", post(media))
+        .route("/api/send/voice", post(voice))
+        .route("/api/send/status", post(status))
+        .with_state(Arc::clone(&state))
+        .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
+        .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
+        .layer(from_fn_with_state(state, host::guard))
+}
+
+async fn message(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<VerifiedGrant>,
+    req: Request,
+) -> Response {
+    match read_json::<SendMessageRequest>(req, SEND_BODY_LIMIT).await {
+        Ok(body) => answer(state.sender.message(&grant, &body).await),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn media(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<VerifiedGrant>,
+    req: Request,
+) -> Response {
+    match read_json::<SendMediaRequest>(req, SEND_BODY_LIMIT).await {
+        Ok(body) => answer(state.sender.media(&grant, &body).await),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn voice(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<VerifiedGrant>,
+    req: Request,
+) -> Response {
+    match read_json::<SendVoiceNoteRequest>(req, SEND_BODY_LIMIT).await {
+        Ok(body) => answer(state.sender.voice(&grant, &body).await),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn status(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<VerifiedGrant>,
+    req: Request,
+) -> Response {
+    match read_json::<GetSendStatusRequest>(req, DEFAULT_BODY_LIMIT).await {
+        Ok(body) => answer(state.sender.status(&grant, &body).await),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// 200 with the result, or the error's status and body.
+fn answer(result: Result<SendResult, RpcError>) -> Response {
+    match result {
+        Ok(r) => (StatusCode::OK, Json(r)).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// The body as `T`: `Content-Type: application/json` (else 415), at most `max` bytes (else 413),
+/// JSON of the right shape (else 400 naming the field, never the value).
+async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, ApiError> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArgument,
+            "Content-Type must be application/json",
+        )
+        .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let drain_bound = max.saturating_add(DRAIN_MARGIN);
+    if declared.is_some_and(|n| n > drain_bound as u64) {
+        return Err(too_large());
+    }
+    // Read up to `max`; past it keep reading (discarding, up to a bound) so the client, still
+    // sending, receives the 413 instead of a reset connection.
+    let mut body = req.into_body().into_data_stream();
+    let mut bytes = Vec::new();
+    let mut seen = 0usize;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|_| {
+            ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
+        })?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > drain_bound {
+            return Err(too_large());
+        }
+        if seen <= max {
+            bytes.extend_from_slice(&chunk);
+        }
+    }
+    if seen > max {
+        return Err(too_large());
+    }
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
+        let message = if e.inner().is_syntax() || e.inner().is_eof() {
+            "the body is not valid JSON".to_owned()
+        } else {
+            describe_args_error(&e)
+        };
+        ApiError::new(ErrorCode::InvalidArgument, message)
+    })?;
+    de.end()
+        .map_err(|_| ApiError::new(ErrorCode::InvalidArgument, "the body is not valid JSON"))?;
+    Ok(value)
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::RequestTooLarge,
+        "the request body is larger than this route accepts",
+    )
+}

@@ -1,0 +1,158 @@
+//! Validation of outgoing media before any byte leaves the gateway (DESIGN §5): strict base64,
+//! the 8 MiB cap, the declared kind and `mime_type` against the bytes' real container, file
+//! names, captions and durations. Errors name the field, never its value.
+
+mod encoding;
+pub(crate) mod filename;
+pub(crate) mod sniff;
+
+use wazap_shared::wire::send::{MAX_TEXT_CHARS, MediaKind, SendMediaRequest, SendVoiceNoteRequest};
+use wazap_shared::{ErrorCode, RpcError};
+
+use self::sniff::{Container, sniff};
+
+/// Longest `seconds` of a voice note.
+pub(crate) const MAX_VOICE_SECONDS: u32 = 3600;
+/// Longest `seconds` of audio or video sent with `send_media` (a day).
+const MAX_MEDIA_SECONDS: u32 = 86_400;
+/// Longest accepted `mime_type`.
+const MAX_MIME_BYTES: usize = 255;
+
+/// Media that passed every check.
+#[derive(Debug)]
+pub(crate) struct ValidMedia {
+    /// The decoded bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// The media type without parameters, lower-cased (e.g. `image/jpeg`).
+    pub(crate) mime_type: String,
+    /// The caption, if any (never for audio).
+    pub(crate) caption: Option<String>,
+}
+
+/// Check a `send_media` request's media fields, in the order DESIGN §5/§7 give: argument shapes
+/// (`invalid_argument`), then the encoding (`invalid_base64`, `media_too_large`), then the bytes
+/// against kind, `mime_type`, file name and caption (`invalid_media`).
+pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcError> {
+    let mime = mime_essence(&req.mime_type)?;
+    let caption = req.caption.as_deref().filter(|c| !c.is_empty());
+    if caption.is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS) {
+        return Err(RpcError::invalid("caption", "at most 65,536 characters"));
+    }
+    match (req.kind, req.seconds) {
+        (MediaKind::Audio | MediaKind::Video, Some(s)) if !(1..=MAX_MEDIA_SECONDS).contains(&s) => {
+            return Err(RpcError::invalid("seconds", "must be from 1 to 86,400"));
+        }
+        (MediaKind::Image | MediaKind::Document, Some(_)) => {
+            return Err(RpcError::invalid("seconds", "only for audio and video"));
+        }
+        _ => {}
+    }
+    let bytes = encoding::decode(&req.data_base64)?;
+    let container = sniff(&bytes);
+    let expected = match (req.kind, mime.as_str()) {
+        (MediaKind::Image, "image/jpeg") => Some(Container::Jpeg),
+        (MediaKind::Image, "image/png") => Some(Container::Png),
+        (MediaKind::Video, "video/mp4") => Some(Container::Mp4Video),
+        (MediaKind::Audio, "audio/ogg") => Some(Container::OggOpus),
+        (MediaKind::Audio, "audio/mpeg") => Some(Container::Mp3),
+        (MediaKind::Audio, "audio/mp4") => Some(Container::Mp4Audio),
+        (MediaKind::Document, m) if m.starts_with("application/") || m.starts_with("text/") => None,
+        _ => return Err(invalid_media(kind_mime_rule(req.kind))),
+    };
+    match expected {
+        Some(c) if c != container => {
+            return Err(invalid_media("the bytes do not match mime_type"));
+        }
+        None if !document_signature_matches(&mime, &bytes) => {
+            return Err(invalid_media("the bytes do not match mime_type"));
+        }
+        _ => {}
+    }
+    match (&req.filename, req.kind) {
+        (Some(name), _) if !filename::is_plain(name) => {
+            return Err(invalid_media(
+                "filename must be a plain file name (no path, no control characters, at most 255 bytes)",
+            ));
+        }
+        (None, MediaKind::Document) => {
+            return Err(invalid_media("a document needs a filename"));
+        }
+        _ => {}
+    }
+    if req.kind == MediaKind::Audio && caption.is_some() {
+        return Err(invalid_media("audio takes no caption"));
+    }
+    Ok(ValidMedia {
+        bytes,
+        mime_type: mime,
+        caption: caption.map(str::to_owned),
+    })
+}
+
+/// Check a `send_voice_note` request: `seconds` 1–3600, then Ogg/Opus bytes.
+pub(crate) fn validate_voice(req: &SendVoiceNoteRequest) -> Result<Vec<u8>, RpcError> {
+    if !(1..=MAX_VOICE_SECONDS).contains(&req.seconds) {
+        return Err(RpcError::invalid("seconds", "must be from 1 to 3600"));
+    }
+    let bytes = encoding::decode(&req.data_base64)?;
+    if sniff(&bytes) != Container::OggOpus {
+        return Err(invalid_media(
+            "a voice note must be Ogg/Opus (an OpusHead in the first page)",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `type/subtype` lower-cased, parameters dropped; `invalid_argument` when it is not one.
+fn mime_essence(raw: &str) -> Result<String, RpcError> {
+    let essence = raw
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    match essence.split_once('/') {
+        Some((t, s)) if raw.len() <= MAX_MIME_BYTES && token(t) && token(s) => Ok(essence),
+        _ => Err(RpcError::invalid(
+            "mime_type",
+            "expected a media type such as image/jpeg",
+        )),
+    }
+}
+
+/// Documents whose type has a well-known signature must carry it (a PDF starts `%PDF-`, the
+/// zip-based formats `PK\3\4`); other `application/*` and `text/*` types are taken as declared.
+fn document_signature_matches(mime: &str, bytes: &[u8]) -> bool {
+    let zip_based = mime == "application/zip"
+        || mime == "application/epub+zip"
+        || mime.starts_with("application/vnd.openxmlformats-officedocument.")
+        || mime.starts_with("application/vnd.oasis.opendocument.");
+    if mime == "application/pdf" {
+        bytes.starts_with(b"%PDF-")
+    } else if zip_based {
+        bytes.starts_with(b"PK\x03\x04")
+    } else {
+        !bytes.is_empty()
+    }
+}
+
+fn kind_mime_rule(kind: MediaKind) -> &'static str {
+    match kind {
+        MediaKind::Image => "an image must be image/jpeg or image/png",
+        MediaKind::Video => "a video must be video/mp4",
+        MediaKind::Audio => "audio must be audio/ogg (Opus), audio/mpeg or audio/mp4",
+        MediaKind::Document => "a document must be application/* or text/*",
+    }
+}
+
+fn invalid_media(why: &str) -> RpcError {
+    RpcError::new(ErrorCode::InvalidMedia, why)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+//! What container the bytes really are, from their magic numbers (DESIGN §5): JPEG, PNG, MP4
+//! (video or audio brands), Ogg with an `OpusHead` first packet, MP3. Nothing is parsed beyond
+//! the first bytes; anything else is [`Container::Unknown`].
+
+/// A recognised container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Container {
+    /// `FF D8 FF`.
+    Jpeg,
+    /// The 8-byte PNG signature.
+    Png,
+    /// An ISO-BMFF `ftyp` box with a video brand.
+    Mp4Video,
+    /// An ISO-BMFF `ftyp` box with an M4A-family (audio-only) brand.
+    Mp4Audio,
+    /// An Ogg first page whose first packet is `OpusHead`.
+    OggOpus,
+    /// An ID3 tag or an MPEG audio frame sync.
+    Mp3,
+    /// Anything else (including Ogg without Opus).
+    Unknown,
+}
+
+/// `ftyp` brands of audio-only MP4 files.
+const AUDIO_BRANDS: [&[u8; 4]; 4] = [b"M4A ", b"M4B ", b"M4P ", b"F4A "];
+/// `ftyp` brands of MP4 video files.
+const VIDEO_BRANDS: [&[u8; 4]; 13] = [
+    b"isom", b"iso2", b"iso3", b"iso4", b"iso5", b"iso6", b"mp41", b"mp42", b"avc1", b"M4V ",
+    b"dash", b"mmp4", b"MSNV",
+];
+
+/// The container of `bytes`.
+pub(crate) fn sniff(bytes: &[u8]) -> Container {
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Container::Jpeg
+    } else if bytes.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
+        Container::Png
+    } else if let Some(brands) = ftyp_brands(bytes) {
+        // The major brand decides; an unknown major brand falls back to the compatible list.
+        let is = |list: &[&[u8; 4]], b: &[u8]| list.iter().any(|x| x.as_slice() == b);
+        let major = brands[0];
+        if is(&AUDIO_BRANDS, major) {
+            Container::Mp4Audio
+        } else if is(&VIDEO_BRANDS, major) {
+            Container::Mp4Video
+        } else if brands[1..].iter().any(|b| is(&AUDIO_BRANDS, b)) {
+            Container::Mp4Audio
+        } else if brands[1..].iter().any(|b| is(&VIDEO_BRANDS, b)) {
+            Container::Mp4Video
+        } else {
+            Container::Unknown
+        }
+    } else if bytes.starts_with(b"OggS") {
+        if ogg_first_packet(bytes).is_some_and(|p| p.starts_with(b"OpusHead")) {
+            Container::OggOpus
+        } else {
+            Container::Unknown
+        }
+    } else if bytes.starts_with(b"ID3") || is_mpeg_audio_frame(bytes) {
+        Container::Mp3
+    } else {
+        Container::Unknown
+    }
+}
+
+/// The major brand then the compatible brands of a leading `ftyp` box.
+fn ftyp_brands(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    if bytes.len() < 16 || &bytes[4..8] != b"ftyp" {
+        return None;
+    }
+    let size = u32::from_be_bytes(bytes[0..4].try_into().ok()?) as usize;
+    if size < 16 || size > bytes.len() || !size.is_multiple_of(4) {
+        return None;
+    }
+    let mut brands = vec![&bytes[8..12]];
+    brands.extend(bytes[16..size].chunks_exact(4));
+    Some(brands)
+}
+
+/// The first packet (or its first part) of an Ogg beginning-of-stream page.
+fn ogg_first_packet(bytes: &[u8]) -> Option<&[u8]> {
+    // capture "OggS", version 0, header type with the BOS flag, …, segment count at 26.
+    let header_type = *bytes.get(5)?;
+    if *bytes.get(4)? != 0 || header_type & 0x02 == 0 {
+        return None;
+    }
+    let segments = *bytes.get(26)? as usize;
+    let table = bytes.get(27..27 + segments)?;
+    let first_len: usize = table
+        .iter()
+        .position(|&l| l < 255)
+        .map_or(segments * 255, |i| i * 255 + table[i] as usize);
+    let start = 27 + segments;
+    bytes.get(start..start + first_len)
+}
+
+/// An MPEG-1/2 layer III frame header at the start (sync, valid version, layer, bitrate and
+/// sample rate).
+fn is_mpeg_audio_frame(bytes: &[u8]) -> bool {
+    let [a, b, c, ..] = bytes else { return false };
+    let sync = *a == 0xFF && b & 0xE0 == 0xE0;
+    let version_ok = (b >> 3) & 0b11 != 0b01;
+    let layer_iii = (b >> 1) & 0b11 == 0b01;
+    let bitrate_ok = !matches!(c >> 4, 0b0000 | 0b1111);
+    let rate_ok = (c >> 2) & 0b11 != 0b11;
+    sync && version_ok && layer_iii && bitrate_ok && rate_ok
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! Tiny real files, built byte by byte as their formats specify.
+
+    /// A JPEG: SOI, an APP0/JFIF segment, EOI (the header is what matters).
+    pub(crate) fn jpeg() -> Vec<u8> {
+        let mut v = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10];
+        v.extend_from_slice(b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0");
+        v.extend_from_slice(&[0xFF, 0xD9]);
+        v
+    }
+
+    /// A PNG signature and an IHDR chunk.
+    pub(crate) fn png() -> Vec<u8> {
+        let mut v = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+        v.extend_from_slice(&[0, 0, 0, 13]);
+        v.extend_from_slice(b"IHDR");
+        v.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
+        v.extend_from_slice(&[0x90, 0x77, 0x53, 0xDE]);
+        v
+    }
+
+    /// An `ftyp` box with `major` and `compatible` brands, then an empty `mdat` box.
+    pub(crate) fn mp4(major: &[u8; 4], compatible: &[&[u8; 4]]) -> Vec<u8> {
+        let size = 16 + 4 * compatible.len() as u32;
+        let mut v = size.to_be_bytes().to_vec();
+        v.extend_from_slice(b"ftyp");
+        v.extend_from_slice(major);
+        v.extend_from_slice(&[0, 0, 2, 0]);
+        for b in compatible {
+            v.extend_from_slice(*b);
+        }
+        v.extend_from_slice(&[0, 0, 0, 8]);
+        v.extend_from_slice(b"mdat");
+        v
+    }
+
+    /// An Ogg beginning-of-stream page whose one packet starts with `head` (e.g. `OpusHead`).
+    pub(crate) fn ogg(head: &[u8; 8]) -> Vec<u8> {
+        let mut packet = head.to_vec();
+        packet.extend_from_slice(&[1, 1, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]);
+        let mut v = b"OggS".to_vec();
+        v.extend_from_slice(&[0, 0x02]);
+        v.extend_from_slice(&[0; 8]); // granule position
+        v.extend_from_slice(&[0x57, 0x41, 0x5A, 0x50]); // serial
+        v.extend_from_slice(&[0; 4]); // sequence
+        v.extend_from_slice(&[0; 4]); // CRC (not checked)
+        v.push(1);
+        v.push(packet.len() as u8);
+        v.extend_from_slice(&packet);
+        v
+    }
+
+    /// An MPEG-1 layer III frame header (128 kbit/s, 44.1 kHz) and some zero bytes.
+    pub(crate) fn mp3_frame() -> Vec<u8> {
+        let mut v = vec![0xFF, 0xFB, 0x90, 0x64];
+        v.extend_from_slice(&[0; 32]);
+        v
+    }
+
+    /// An ID3v2 tag header.
+    pub(crate) fn mp3_id3() -> Vec<u8> {
+        let mut v = b"ID3\x04\x00\x00\x00\x00\x00\x00".to_vec();
+        v.extend_from_slice(&mp3_frame());
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+
+    #[test]
+    fn recognises_each_container() {
+        assert_eq!(sniff(&jpeg()), Container::Jpeg);
+        assert_eq!(sniff(&png()), Container::Png);
+        assert_eq!(
+            sniff(&mp4(b"isom", &[b"isom", b"avc1"])),
+            Container::Mp4Video
+        );
+        assert_eq!(sniff(&mp4(b"mp42", &[])), Container::Mp4Video);
+        assert_eq!(
+            sniff(&mp4(b"M4A ", &[b"M4A ", b"mp42"])),
+            Container::Mp4Audio
+        );
+        assert_eq!(sniff(&mp4(b"abcd", &[b"M4A "])), Container::Mp4Audio);
+        assert_eq!(sniff(&ogg(b"OpusHead")), Container::OggOpus);
+        assert_eq!(sniff(&mp3_frame()), Container::Mp3);
+        assert_eq!(sniff(&mp3_id3()), Container::Mp3);
+    }
+
+    #[test]
+    fn refuses_lookalikes() {
+        assert_eq!(sniff(&ogg(b"\x01vorbis\0")), Container::Unknown);
+        assert_eq!(sniff(&mp4(b"abcd", &[b"wxyz"])), Container::Unknown);
+        let mut truncated = mp4(b"isom", &[]);
+        truncated[3] = 200; // box larger than the file
+        assert_eq!(sniff(&truncated), Container::Unknown);
+        let mut no_bos = ogg(b"OpusHead");
+        no_bos[5] = 0;
+        assert_eq!(sniff(&no_bos), Container::Unknown);
+        assert_eq!(sniff(&ogg(b"OpusHead")[..30]), Container::Unknown);
+        assert_eq!(sniff(b"%PDF-1.7\n"), Container::Unknown);
+        assert_eq!(sniff(&[0xFF, 0xD8]), Container::Unknown);
+        assert_eq!(sniff(&[0xFF, 0xFF, 0xFF, 0xFF]), Container::Unknown);
+        assert_eq!(sniff(b""), Container::Unknown);
+    }
+}

@@ -1,0 +1,122 @@
+//! The gateway's side of media hand-over (DESIGN §8): validated bytes go into this deployment's
+//! JetStream object-store bucket, named by their SHA-256, and only a [`MediaRef`] rides in the
+//! RPC body (NATS refuses bodies over 1 MB). The bucket is opened (or created, 1 h TTL) on first
+//! use, so a gateway starts and serves read tools without JetStream. The worker reads and
+//! deletes the object.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, object_store};
+use sha2::{Digest as _, Sha256};
+use tokio::sync::OnceCell;
+use wazap_shared::wire::send::MediaRef;
+use wazap_shared::{ErrorCode, RpcError};
+
+/// How long an object waits for the worker before JetStream drops it.
+const MEDIA_TTL: Duration = Duration::from_secs(3600);
+/// Longest wait for opening the bucket or storing one object.
+const STORE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A lazily opened handle to the media bucket.
+pub(crate) struct MediaStore {
+    js: jetstream::Context,
+    bucket: String,
+    store: OnceCell<object_store::ObjectStore>,
+}
+
+impl std::fmt::Debug for MediaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaStore")
+            .field("bucket", &self.bucket)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MediaStore {
+    /// A store in `bucket` over `nats`; nothing is contacted until the first [`Self::put`].
+    pub(crate) fn new(nats: async_nats::Client, bucket: String) -> Self {
+        Self {
+            js: jetstream::new(nats),
+            bucket,
+            store: OnceCell::new(),
+        }
+    }
+
+    /// Store `bytes` under their lowercase hex SHA-256 and return the reference. Failures are
+    /// logged once (with the bucket, never the bytes) and answered as `worker_unavailable`.
+    pub(crate) async fn put(&self, bytes: &[u8]) -> Result<MediaRef, RpcError> {
+        let object = hex_sha256(bytes);
+        let stored = tokio::time::timeout(STORE_TIMEOUT, async {
+            let store = self
+                .store
+                .get_or_try_init(|| self.open())
+                .await
+                .map_err(|e| format!("open bucket: {e}"))?;
+            let mut reader = bytes;
+            store
+                .put(object.as_str(), &mut reader)
+                .await
+                .map_err(|e| format!("put object: {e}"))
+        })
+        .await;
+        match stored {
+            Ok(Ok(info)) if info.size == bytes.len() => Ok(MediaRef {
+                object,
+                size: bytes.len() as u64,
+            }),
+            Ok(Ok(_)) => Err(unavailable("stored size differs")),
+            Ok(Err(cause)) => Err(unavailable(&cause)),
+            Err(_) => Err(unavailable("timed out")),
+        }
+    }
+
+    /// Open the bucket, creating it when it does not exist yet (another gateway or the worker
+    /// may create it at the same moment: then open it again).
+    async fn open(&self) -> Result<object_store::ObjectStore, async_nats::Error> {
+        if let Ok(store) = self.js.get_object_store(&self.bucket).await {
+            return Ok(store);
+        }
+        let created = self
+            .js
+            .create_object_store(object_store::Config {
+                bucket: self.bucket.clone(),
+                description: Some("wazap media waiting for the worker".into()),
+                max_age: MEDIA_TTL,
+                ..Default::default()
+            })
+            .await;
+        match created {
+            Ok(store) => Ok(store),
+            Err(_) => Ok(self.js.get_object_store(&self.bucket).await?),
+        }
+    }
+}
+
+/// Lowercase hex SHA-256.
+pub(crate) fn hex_sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn unavailable(cause: &str) -> RpcError {
+    tracing::warn!(error = cause, "media could not be stored for the worker");
+    RpcError::new(
+        ErrorCode::WorkerUnavailable,
+        "the media store (NATS JetStream) is unavailable; retry later",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_names_are_hex_sha256() {
+        assert_eq!(
+            hex_sha256(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The send operations shared by the MCP tools and `POST /api/send/*` (DESIGN §5): argument
+//! checks (opaque `chat_id`, `request_id`, text length), media validation, the hand-over of
+//! media bytes to the object store, and the RPC to the worker within the send deadline. The
+//! worker decides permission, session state and the journal; the gateway only pre-checks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wazap_shared::grant::VerifiedGrant;
+use wazap_shared::ids;
+use wazap_shared::wire::send::{
+    GetSendStatus, GetSendStatusRequest, MAX_TEXT_CHARS, SEND_DEADLINE, SendMedia,
+    SendMediaRequest, SendMediaRpc, SendMessage, SendMessageRequest, SendResult, SendVoiceNote,
+    SendVoiceNoteRequest, SendVoiceRpc,
+};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::media;
+use crate::objects::MediaStore;
+use crate::state::Bus;
+
+/// Least time left for the worker once the media is stored.
+const MIN_WORKER_TIME: Duration = Duration::from_secs(1);
+
+/// Sends on behalf of a verified grant; cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Sender {
+    bus: Bus,
+    media: Arc<MediaStore>,
+}
+
+impl Sender {
+    /// A sender over `bus`, storing media in `media`.
+    pub(crate) fn new(bus: Bus, media: Arc<MediaStore>) -> Self {
+        Self { bus, media }
+    }
+
+    /// `send_message`.
+    pub(crate) async fn message(
+        &self,
+        grant: &VerifiedGrant,
+        req: &SendMessageRequest,
+    ) -> Result<SendResult, RpcError> {
+        check_target(&req.chat_id, &req.request_id)?;
+        let chars = req.text.chars().count();
+        if !(1..=MAX_TEXT_CHARS).contains(&chars) {
+            return Err(RpcError::invalid("text", "must be 1 to 65,536 characters"));
+        }
+        self.bus.call::<SendMessage>(Some(grant), req, None).await
+    }
+
+    /// `send_media`: validate, store the bytes, then ask the worker.
+    pub(crate) async fn media(
+        &self,
+        grant: &VerifiedGrant,
+        req: &SendMediaRequest,
+    ) -> Result<SendResult, RpcError> {
+        let started = Instant::now();
+        check_target(&req.chat_id, &req.request_id)?;
+        let valid = media::validate_media(req)?;
+        let media = self.media.put(&valid.bytes).await?;
+        let rpc = SendMediaRpc {
+            chat_id: req.chat_id.clone(),
+            request_id: req.request_id.clone(),
+            kind: req.kind,
+            media,
+            mime_type: valid.mime_type,
+            filename: req.filename.clone(),
+            caption: valid.caption,
+            seconds: req.seconds,
+        };
+        let left = remaining(started)?;
+        self.bus
+            .call::<SendMedia>(Some(grant), &rpc, Some(left))
+            .await
+    }
+
+    /// `send_voice_note`: validate, store the bytes, then ask the worker.
+    pub(crate) async fn voice(
+        &self,
+        grant: &VerifiedGrant,
+        req: &SendVoiceNoteRequest,
+    ) -> Result<SendResult, RpcError> {
+        let started = Instant::now();
+        check_target(&req.chat_id, &req.request_id)?;
+        let bytes = media::validate_voice(req)?;
+        let media = self.media.put(&bytes).await?;
+        let rpc = SendVoiceRpc {
+            chat_id: req.chat_id.clone(),
+            request_id: req.request_id.clone(),
+            media,
+            seconds: req.seconds,
+        };
+        let left = remaining(started)?;
+        self.bus
+            .call::<SendVoiceNote>(Some(grant), &rpc, Some(left))
+            .await
+    }
+
+    /// `get_send_status`.
+    pub(crate) async fn status(
+        &self,
+        grant: &VerifiedGrant,
+        req: &GetSendStatusRequest,
+    ) -> Result<SendResult, RpcError> {
+        if !ids::is_request_id(&req.request_id) {
+            return Err(request_id_error());
+        }
+        self.bus.call::<GetSendStatus>(Some(grant), req, None).await
+    }
+}
+
+/// `chat_id` must be an opaque chat id (never a phone number, JID, URL or path), then
+/// `request_id` must have its shape.
+fn check_target(chat_id: &str, request_id: &str) -> Result<(), RpcError> {
+    if !ids::is_chat_id(chat_id) {
+        return Err(RpcError::invalid(
+            "chat_id",
+            "expected an opaque chat id (c_…) from list_chats; phone numbers and JIDs are not accepted for sending",
+        ));
+    }
+    if !ids::is_request_id(request_id) {
+        return Err(request_id_error());
+    }
+    Ok(())
+}
+
+fn request_id_error() -> RpcError {
+    RpcError::invalid(
+        "request_id",
+        "expected 1–128 characters of A-Z a-z 0-9 . _ : -",
+    )
+}
+
+/// The send deadline left after the media hand-over.
+fn remaining(started: Instant) -> Result<Duration, RpcError> {
+    SEND_DEADLINE
+        .checked_sub(started.elapsed())
+        .filter(|d| *d >= MIN_WORKER_TIME)
+        .ok_or_else(|| {
+            RpcError::new(
+                ErrorCode::DeadlineExceeded,
+                "the send deadline passed while storing the media",
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_must_be_opaque_ids() {
+        for chat in [
+            "+972501234567",
+            "972501234567",
+            "972501234567@s.whatsapp.net",
+            "120363025246125486@g.us",
+            "https://wa.me/972501234567",
+            "/etc/passwd",
+            "c_../x",
+            "",
+        ] {
+            let e = check_target(chat, "r-1").unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{chat}");
+            assert!(e.message.starts_with("chat_id:"));
+            assert!(!e.message.contains(chat) || chat.is_empty());
+        }
+        for rid in ["", "has space", "ü", &"x".repeat(129)] {
+            let e = check_target("c_abc", rid).unwrap_err();
+            assert!(e.message.starts_with("request_id:"), "{rid}");
+        }
+        assert!(check_target("c_abc123", "reply-1:a.b_c").is_ok());
+    }
+}
