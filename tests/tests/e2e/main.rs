@@ -3,5 +3,6 @@
 mod auth;
 mod reading;
 mod scope;
+mod search;
 mod tools;
 mod wait;

@@ -102,7 +102,7 @@ fn tsquery_sql(q: &TextQuery, p: &mut Params) -> String {
     let emoji = q
         .emoji
         .as_ref()
-        .map(|e| format!("{}::tsquery", p.push(e.clone())));
+        .map(|e| format!("({}::text)::tsquery", p.push(e.clone())));
     match (words, emoji) {
         (Some(w), Some(e)) => format!("({w} && {e})"),
         (Some(w), None) => w,

@@ -1,0 +1,529 @@
+//! search_messages, search_attachments and get_attachment end to end through `/mcp`: words in
+//! several languages, accents, emoji, prefixes, newest-first ranking, gapless paging, filters,
+//! `#private` redaction, read scope, attachments' bytes, and `WAZAP_ATTACHMENTS=off`.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Value, json};
+use wazap_shared::wire::MessageType;
+use wazap_shared::wire::grants::{ChatSelection, ReadScope};
+use wazap_shared::wire::sim::{SimAttachment, SimMessage};
+use wazap_tests::fixtures::{minutes_ago, person, photo, text};
+use wazap_tests::{Mcp, Stack};
+use wazap_worker::config::ConnectorKind;
+
+const ANA: &str = "972503330001";
+const BEN: &str = "972503330002";
+/// A small but real PDF header and body.
+const PDF: &[u8] = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n";
+
+/// The message ids of a search result, in order.
+fn hit_ids(outcome: &Value) -> Vec<String> {
+    outcome["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["message_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn search(mcp: &Mcp, args: Value) -> anyhow::Result<Vec<String>> {
+    let out = mcp.call("search_messages", args).await?;
+    Ok(hit_ids(out.ok()))
+}
+
+fn document(chat: &str, id: &str, minutes: i64, name: &str, caption: &str) -> SimMessage {
+    SimMessage {
+        kind: MessageType::Document,
+        attachment: Some(SimAttachment {
+            mime_type: "application/pdf".into(),
+            filename: Some(name.into()),
+            seconds: None,
+            data_base64: Some(B64.encode(PDF)),
+            thumbnail_base64: None,
+        }),
+        ..text(chat, id, minutes_ago(minutes), caption)
+    }
+}
+
+/// Ana's chat in three languages plus emoji, a private message, and Ben's chat.
+async fn seed(stack: &Stack) -> anyhow::Result<Vec<String>> {
+    let ana = person(ANA);
+    stack.contact(&ana, None, "Ana Souza").await?;
+    stack.contact(&person(BEN), None, "Ben Levi").await?;
+    let mut ids = Vec::new();
+    for (id, minutes, body) in [
+        ("S1", 60, "Reunião amanhã às 10, combinado?"),
+        ("S2", 50, "שלום לכולם, ערב טוב"),
+        ("S3", 40, "party tonight 🎉 at the rooftop"),
+        ("S4", 30, "another party planned for Friday"),
+        ("S5", 20, "zebraword secret plans #private"),
+        ("S6", 10, "partying hard, see you"),
+    ] {
+        ids.push(
+            stack
+                .inject(text(&ana, id, minutes_ago(minutes), body))
+                .await?,
+        );
+    }
+    ids.push(
+        stack
+            .inject(photo(
+                &ana,
+                "S7",
+                minutes_ago(5),
+                "party photo from the rooftop",
+            ))
+            .await?,
+    );
+    stack
+        .inject(text(
+            &person(BEN),
+            "T1",
+            minutes_ago(15),
+            "giraffeword in Ben's chat",
+        ))
+        .await?;
+    Ok(ids)
+}
+
+#[tokio::test]
+async fn words_in_many_languages_prefixes_and_newest_first() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ids = seed(&stack).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+
+    // Portuguese with and without accents, any case.
+    for q in ["reunião", "REUNIAO", "reuniao amanha", "Reunião amanhã"] {
+        assert_eq!(
+            search(&mcp, json!({"query": q})).await?,
+            [ids[0].clone()],
+            "{q}"
+        );
+    }
+    // Hebrew, and a Hebrew prefix.
+    assert_eq!(
+        search(&mcp, json!({"query": "שלום"})).await?,
+        [ids[1].clone()]
+    );
+    assert_eq!(
+        search(&mcp, json!({"query": "שלו*"})).await?,
+        [ids[1].clone()]
+    );
+    // Emoji, alone and beside a word.
+    assert_eq!(
+        search(&mcp, json!({"query": "🎉"})).await?,
+        [ids[2].clone()]
+    );
+    assert_eq!(
+        search(&mcp, json!({"query": "party 🎉"})).await?,
+        [ids[2].clone()]
+    );
+    // Whole words, newest first: "party" is not "partying"; the photo's caption counts.
+    assert_eq!(
+        search(&mcp, json!({"query": "party"})).await?,
+        [ids[6].clone(), ids[3].clone(), ids[2].clone()]
+    );
+    // A prefix finds "partying" too, still newest first.
+    assert_eq!(
+        search(&mcp, json!({"query": "part*"})).await?,
+        [
+            ids[6].clone(),
+            ids[5].clone(),
+            ids[3].clone(),
+            ids[2].clone()
+        ]
+    );
+    // Every word must occur.
+    assert_eq!(
+        search(&mcp, json!({"query": "party rooftop"})).await?,
+        [ids[6].clone(), ids[2].clone()]
+    );
+    assert!(
+        search(&mcp, json!({"query": "party nowhere"}))
+            .await?
+            .is_empty()
+    );
+
+    // Hits carry the chat's name, the sender and a snippet marking the word.
+    let out = mcp
+        .call("search_messages", json!({"query": "rooftop", "limit": 1}))
+        .await?;
+    let hit = &out.ok()["messages"][0];
+    assert_eq!(hit["chat_name"], "Ana Souza");
+    assert_eq!(hit["type"], "image");
+    assert!(
+        hit["snippet"].as_str().unwrap().contains("**rooftop**"),
+        "{hit}"
+    );
+    assert!(hit["attachment"]["attachment_id"].as_str().is_some());
+    assert_eq!(out.ok()["count"], 1);
+
+    // Filters: types, chat (also by phone number), time window.
+    assert_eq!(
+        search(&mcp, json!({"query": "party", "types": ["image"]})).await?,
+        [ids[6].clone()]
+    );
+    assert_eq!(
+        search(
+            &mcp,
+            json!({"query": "part*", "chat_id": format!("+{ANA}"), "limit": 2})
+        )
+        .await?,
+        [ids[6].clone(), ids[5].clone()]
+    );
+    assert!(
+        search(
+            &mcp,
+            json!({"query": "party", "chat_id": format!("+{BEN}")})
+        )
+        .await?
+        .is_empty()
+    );
+    let since = minutes_ago(45).to_rfc3339();
+    let until = minutes_ago(25).to_rfc3339();
+    assert_eq!(
+        search(
+            &mcp,
+            json!({"query": "part*", "since": since, "until": until})
+        )
+        .await?,
+        [ids[3].clone(), ids[2].clone()]
+    );
+
+    // Bad arguments name the field.
+    for (args, field) in [
+        (json!({"query": "  ' & | "}), "query"),
+        (json!({"query": "x", "limit": 101}), "limit"),
+        (json!({"query": "x", "before": "nope"}), "before"),
+        (json!({"query": "x", "types": []}), "types"),
+        (json!({"query": "x", "chat_id": "someone"}), "chat_id"),
+    ] {
+        let out = mcp.call("search_messages", args).await?;
+        assert_eq!(out.error_code().as_deref(), Some("invalid_argument"));
+        assert!(out.text.contains(field), "{}", out.text);
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn paging_with_before_has_no_gaps_or_overlaps() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let chat = person(ANA);
+    let mut injected = Vec::new();
+    for i in 0..23 {
+        // Two messages per minute, so equal-second neighbours are common.
+        let ts = minutes_ago(100 - i / 2);
+        injected.push(
+            stack
+                .inject(text(&chat, &format!("P{i}"), ts, "pagingword"))
+                .await?,
+        );
+    }
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let all = search(&mcp, json!({"query": "pagingword", "limit": 100})).await?;
+    assert_eq!(all.len(), 23);
+    let mut paged: Vec<String> = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut args = json!({"query": "pagingword", "limit": 5});
+        if let Some(b) = &before {
+            args["before"] = json!(b);
+        }
+        let page = search(&mcp, args).await?;
+        if page.is_empty() {
+            break;
+        }
+        before = page.last().cloned();
+        paged.extend(page);
+    }
+    assert_eq!(paged, all, "pages concatenate to the full list");
+    let mut expected = injected.clone();
+    expected.reverse();
+    assert_eq!(all, expected, "newest first");
+    Ok(())
+}
+
+#[tokio::test]
+async fn private_and_out_of_scope_messages_never_match() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ids = seed(&stack).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    // The private message's words are not found, by word, prefix or with other words.
+    for q in [
+        "zebraword",
+        "zebra*",
+        "secret",
+        "plans",
+        "#private",
+        "private",
+    ] {
+        assert!(search(&mcp, json!({"query": q})).await?.is_empty(), "{q}");
+    }
+    // And never appear in any snippet, even of a search matching everything.
+    let all = mcp
+        .call("search_messages", json!({"query": "p*", "limit": 100}))
+        .await?;
+    assert!(!all.text.contains("zebraword"));
+    assert!(!hit_ids(all.ok()).contains(&ids[4]));
+
+    // A connection scoped to Ana's chat never finds Ben's words, and cannot name his chat.
+    let list = mcp.call("list_chats", json!({})).await?;
+    let chats = list.ok()["chats"].as_array().unwrap().clone();
+    let ana = chats.iter().find(|c| c["name"] == "Ana Souza").unwrap()["chat_id"].clone();
+    let ben = chats.iter().find(|c| c["name"] == "Ben Levi").unwrap()["chat_id"].clone();
+    assert_eq!(
+        search(&mcp, json!({"query": "giraffeword"})).await?.len(),
+        1
+    );
+    let scope = ReadScope {
+        chats: ChatSelection::Selected {
+            chats: vec![ana.as_str().unwrap().to_owned()],
+        },
+        since: None,
+        until: None,
+    };
+    let scoped = gw.mcp(&stack.token(scope).await?).await?;
+    assert!(
+        search(&scoped, json!({"query": "giraffeword"}))
+            .await?
+            .is_empty()
+    );
+    let out = scoped
+        .call(
+            "search_messages",
+            json!({"query": "giraffeword", "chat_id": ben}),
+        )
+        .await?;
+    assert_eq!(out.error_code().as_deref(), Some("chat_not_found"));
+    let found = scoped
+        .call("search_attachments", json!({"chat_id": ben}))
+        .await?;
+    assert_eq!(found.error_code().as_deref(), Some("chat_not_found"));
+    assert_eq!(search(&scoped, json!({"query": "party"})).await?.len(), 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn attachments_are_found_and_fetched_through_mcp() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ana = person(ANA);
+    stack.contact(&ana, None, "Ana Souza").await?;
+    let photo_id = stack
+        .inject(photo(&ana, "F1", minutes_ago(30), "sunset at the beach"))
+        .await?;
+    let pdf_id = stack
+        .inject(document(
+            &ana,
+            "F2",
+            20,
+            "invoice-2026.pdf",
+            "the invoice for March",
+        ))
+        .await?;
+    let hidden = stack
+        .inject(document(
+            &ana,
+            "F3",
+            10,
+            "hidden-report.pdf",
+            "mine #private",
+        ))
+        .await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+
+    let find = |args: Value| {
+        let mcp = &mcp;
+        async move {
+            let out = mcp.call("search_attachments", args).await?;
+            let found: Vec<(String, String)> = out.ok()["attachments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    (
+                        a["message_id"].as_str().unwrap().to_owned(),
+                        a["attachment_id"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            anyhow::Ok(found)
+        }
+    };
+    // Newest first; the private message's file is never listed.
+    let all = find(json!({})).await?;
+    let messages: Vec<&str> = all.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(messages, [pdf_id.as_str(), photo_id.as_str()]);
+    assert!(!messages.contains(&hidden.as_str()));
+    let (pdf_att, photo_att) = (all[0].1.clone(), all[1].1.clone());
+    // By file name, caption, kind, media type (exact and family) and dates.
+    assert_eq!(
+        find(json!({"query": "INVOICE-2026"})).await?,
+        [all[0].clone()]
+    );
+    assert_eq!(find(json!({"query": "sunset"})).await?, [all[1].clone()]);
+    assert_eq!(find(json!({"kinds": ["image"]})).await?, [all[1].clone()]);
+    assert_eq!(
+        find(json!({"mime_type": "application/pdf"})).await?,
+        [all[0].clone()]
+    );
+    assert_eq!(
+        find(json!({"mime_type": "image/*"})).await?,
+        [all[1].clone()]
+    );
+    assert_eq!(
+        find(json!({"until": minutes_ago(25).to_rfc3339()})).await?,
+        [all[1].clone()]
+    );
+    assert_eq!(
+        find(json!({"since": minutes_ago(25).to_rfc3339()})).await?,
+        [all[0].clone()]
+    );
+    assert!(find(json!({"query": "hidden"})).await?.is_empty());
+    assert_eq!(
+        find(json!({"limit": 1, "before": pdf_att})).await?,
+        [all[1].clone()]
+    );
+
+    // A JPEG comes back as image content with its metadata.
+    let out = mcp
+        .call("get_attachment", json!({"attachment_id": photo_att}))
+        .await?;
+    let meta = out.ok();
+    assert_eq!(meta["mime_type"], "image/jpeg");
+    assert_eq!(meta["message_id"], photo_id.as_str());
+    assert_eq!(out.images.len(), 1);
+    assert_eq!(out.images[0].0, "image/jpeg");
+    let jpeg = B64.decode(&out.images[0].1)?;
+    assert!(jpeg.starts_with(&[0xFF, 0xD8, 0xFF]));
+    assert_eq!(meta["size"], jpeg.len());
+
+    // A PDF comes back as an embedded resource with the exact bytes.
+    let out = mcp
+        .call("get_attachment", json!({"attachment_id": pdf_att}))
+        .await?;
+    assert_eq!(out.ok()["filename"], "invoice-2026.pdf");
+    let resource = out.raw["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource")
+        .expect("an embedded resource")["resource"]
+        .clone();
+    assert_eq!(resource["mimeType"], "application/pdf");
+    assert_eq!(B64.decode(resource["blob"].as_str().unwrap())?, PDF);
+    // Twice works too (the object store hand-over leaves nothing behind).
+    let again = mcp
+        .call("get_attachment", json!({"attachment_id": pdf_att}))
+        .await?;
+    assert!(!again.is_error);
+
+    // max_bytes bounds it; bad ids and unknown ones are refused.
+    let out = mcp
+        .call(
+            "get_attachment",
+            json!({"attachment_id": pdf_att, "max_bytes": 10}),
+        )
+        .await?;
+    assert_eq!(out.error_code().as_deref(), Some("media_too_large"));
+    assert!(out.text.contains("max_bytes (10)"), "{}", out.text);
+    let out = mcp
+        .call(
+            "get_attachment",
+            json!({"attachment_id": pdf_att, "max_bytes": 9_000_000}),
+        )
+        .await?;
+    assert_eq!(out.error_code().as_deref(), Some("invalid_argument"));
+    let out = mcp
+        .call(
+            "get_attachment",
+            json!({"attachment_id": "a_0000000000000000000000"}),
+        )
+        .await?;
+    assert_eq!(out.error_code().as_deref(), Some("not_found"));
+
+    // Outside the read scope it does not exist.
+    let scope = ReadScope {
+        chats: ChatSelection::AllExcept {
+            chats: vec![meta["chat_id"].as_str().unwrap().to_owned()],
+        },
+        since: None,
+        until: None,
+    };
+    let scoped = gw.mcp(&stack.token(scope).await?).await?;
+    let out = scoped
+        .call("get_attachment", json!({"attachment_id": photo_att}))
+        .await?;
+    assert_eq!(out.error_code().as_deref(), Some("not_found"));
+    assert_eq!(
+        scoped.call("search_attachments", json!({})).await?.ok()["count"],
+        0
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn demo_archive_search_and_attachment_tools_switch() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Demo).await?;
+    let gw = stack.gateway(&[]).await?;
+    let token = stack.token(ReadScope::all()).await?;
+    let mcp = gw.mcp(&token).await?;
+    let out = mcp
+        .call("search_messages", json!({"query": "ibirapuera"}))
+        .await?;
+    assert!(out.ok()["count"].as_u64().unwrap() >= 1);
+    for hit in out.ok()["messages"].as_array().unwrap() {
+        assert!(
+            hit["snippet"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("ibirapuera")
+        );
+    }
+    let docs = mcp
+        .call("search_attachments", json!({"query": "migration_plan"}))
+        .await?;
+    let doc = &docs.ok()["attachments"][0];
+    assert_eq!(doc["mime_type"], "application/pdf");
+    let got = mcp
+        .call(
+            "get_attachment",
+            json!({"attachment_id": doc["attachment_id"]}),
+        )
+        .await?;
+    assert!(!got.is_error, "{}", got.text);
+    assert!(
+        got.raw["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "resource")
+    );
+
+    // WAZAP_ATTACHMENTS=off: the two attachment tools do not exist; search_messages does.
+    let off = stack.gateway(&[("WAZAP_ATTACHMENTS", "off")]).await?;
+    let mcp = off.mcp(&token).await?;
+    let names: Vec<String> = mcp
+        .tools()
+        .await?
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == true)
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(names.contains(&"search_messages".to_owned()));
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "search_attachments" || n == "get_attachment")
+    );
+    let refused = mcp
+        .call("get_attachment", json!({"attachment_id": "a_x"}))
+        .await;
+    assert!(refused.is_err() || refused.unwrap().is_error);
+    Ok(())
+}
