@@ -4,5 +4,6 @@ mod auth;
 mod reading;
 mod scope;
 mod search;
+mod send_gateway;
 mod tools;
 mod wait;
