@@ -6,6 +6,7 @@ mod args;
 mod dataset;
 mod ingest;
 mod latency;
+mod wait;
 
 use std::time::Duration;
 
@@ -45,8 +46,12 @@ async fn main() -> anyhow::Result<()> {
     let mut report = latency::Report::new(&args, ingest);
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
     latency::run_rpc(&stack, &connection, &args, &mut report).await?;
+    let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
     report.print();
-    std::fs::write(&args.out, serde_json::to_vec_pretty(&report.to_json())?)?;
+    wait.print();
+    let mut figures = report.to_json();
+    figures["wait"] = wait.to_json();
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&figures)?)?;
     eprintln!("wazap-bench: wrote {}", args.out);
     gw.stop().await?;
     drop(stack);
