@@ -482,7 +482,8 @@ mod tests {
         assert_eq!(q.emoji.as_deref(), Some("'🎉'"));
         // Operators, quotes and backslashes from input never reach the tsquery syntax.
         let q = parse_query("a' | !b & c:* <-> (d) \\e").unwrap();
-        assert_eq!(q.words.as_deref(), Some("'a' & 'b' & 'c' & 'd' & 'e'"));
+        // (`c:*` still ends in `*`: a prefix, as documented.)
+        assert_eq!(q.words.as_deref(), Some("'a' & 'b' & 'c':* & 'd' & 'e'"));
         assert_eq!(q.emoji, None);
         let q = parse_query("שלום ❤️❤️").unwrap();
         assert_eq!(q.words.as_deref(), Some("'שלום'"));
