@@ -4,6 +4,7 @@ mod auth;
 mod reading;
 mod scope;
 mod search;
+mod send;
 mod send_gateway;
 mod tools;
 mod wait;

@@ -17,6 +17,7 @@ pub mod recovery;
 
 use std::time::Duration;
 
+use chrono::SubsecRound as _;
 use sha2::{Digest as _, Sha256};
 use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
@@ -119,7 +120,11 @@ pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<Send
                 "this connection has used all 100,000 request ids; the owner must issue a new connection",
             ));
         }
-        Reserved::Existing(e) => return replay(&mut db, &r, e).await,
+        Reserved::Existing(e) => {
+            // Never hold a pooled connection while waiting for another call's outcome.
+            drop(db);
+            return replay(state, &r, e).await;
+        }
         Reserved::New => {}
     }
     let content = match (req.payload, bytes) {
@@ -172,7 +177,8 @@ pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<Send
     };
     let outcome = tokio::time::timeout(CONNECTOR_BUDGET, state.connector.send(message)).await;
     let (wanted, accepted_at) = match outcome {
-        Ok(Ok(ack)) => (JournalState::Accepted, Some(ack.at)),
+        // Postgres keeps microseconds: answer exactly what a replay will read.
+        Ok(Ok(ack)) => (JournalState::Accepted, Some(ack.at.trunc_subsecs(6))),
         Ok(Err(e @ (SendError::CannotSend(_) | SendError::BeforeTransmission(_)))) => {
             tracing::warn!(message.id = %message_id, cause = %e, "send failed before transmission");
             (JournalState::Failed, None)
@@ -243,7 +249,7 @@ async fn record(
 /// Answer a key that exists: `send_request_conflict` when the payload or chat differ, else its
 /// saved outcome (waiting for it while another call is still sending).
 async fn replay(
-    db: &mut deadpool_postgres::Client,
+    state: &AppState,
     r: &Reservation<'_>,
     mut entry: Entry,
 ) -> Result<SendResult, RpcError> {
@@ -264,7 +270,8 @@ async fn replay(
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(50));
-        entry = journal::get(&*db, r.connection_id, r.request_id)
+        let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+        entry = journal::get(&db, r.connection_id, r.request_id)
             .await
             .map_err(|e| internal(&e))?
             .ok_or_else(|| internal(&anyhow::anyhow!("journal row vanished")))?;
