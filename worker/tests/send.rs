@@ -1,0 +1,160 @@
+//! The send journal inside the worker: start-up recovery settles unfinished sends (mid-
+//! transmission → `outcome_unknown`, never begun → `failed`) and sweeps the outbox, and the
+//! demo connector never sends.
+
+mod common;
+
+use common::{Harness, phone, viewer_all};
+use wazap_shared::ErrorCode;
+use wazap_shared::subjects::sim_op;
+use wazap_shared::wire::grants::SendMode;
+use wazap_shared::wire::send::{SendMessageRequest, SendState};
+use wazap_shared::wire::sim::UpsertContact;
+use wazap_worker::config::ConnectorKind;
+use wazap_worker::handlers::{get_send_status, send_message};
+use wazap_worker::send::recovery::{Recovered, recover};
+
+#[tokio::test]
+async fn recovery_settles_unfinished_sends_and_sweeps_the_outbox() {
+    let h = Harness::start().await;
+    h.exec(
+        "insert into send_journal (connection_id, request_id, tool, account_id, chat_id, digest,
+             recipient, wa_id, message_id, state)
+         values ('conn_a', 'mid', 'send_message', 'default', 'c_1', '\\x01', 'x', 'W1', 'm_1', 'transmitting'),
+                ('conn_a', 'early', 'send_message', 'default', 'c_1', '\\x02', 'x', 'W2', 'm_2', 'reserved'),
+                ('conn_a', 'done', 'send_message', 'default', 'c_1', '\\x03', 'x', 'W3', 'm_3', 'accepted'),
+                ('conn_a', 'gone', 'send_message', 'default', 'c_1', '\\x04', 'x', 'W4', 'm_4', 'outcome_unknown');
+         insert into send_outbox (connection_id, request_id, account_id, chat_id, message_id, text, handed_at)
+         values ('conn_a', 'mid', 'default', 'c_1', 'm_1', 'a', now()),
+                ('conn_a', 'done', 'default', 'c_1', 'm_3', 'b', now()),
+                ('conn_a', 'gone', 'default', 'c_1', 'm_4', 'c', now() - interval '25 hours');",
+    )
+    .await;
+    let r = recover(&h.pool).await.expect("recovery");
+    assert_eq!(
+        r,
+        Recovered {
+            unknown: 1,
+            failed: 1,
+            swept: 2
+        }
+    );
+    let client = h.pool.get().await.expect("db");
+    let states: Vec<(String, String)> = client
+        .query(
+            "select request_id, state from send_journal order by request_id",
+            &[],
+        )
+        .await
+        .expect("states")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let want = [
+        ("done", "accepted"),
+        ("early", "failed"),
+        ("gone", "outcome_unknown"),
+        ("mid", "outcome_unknown"),
+    ];
+    assert_eq!(
+        states,
+        want.map(|(a, b)| (a.to_owned(), b.to_owned())).to_vec()
+    );
+    let left: Vec<String> = client
+        .query("select request_id from send_outbox", &[])
+        .await
+        .expect("outbox")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(left, vec!["mid".to_owned()]);
+    // A second run finds nothing to do.
+    assert_eq!(recover(&h.pool).await.expect("again"), Recovered::default());
+    drop(client);
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn the_demo_connector_cannot_send() {
+    let h = Harness::start_with(ConnectorKind::Demo).await;
+    let chat: String = h
+        .pool
+        .get()
+        .await
+        .expect("db")
+        .query_one("select chat_id from chats order by chat_id limit 1", &[])
+        .await
+        .expect("a demo chat")
+        .get(0);
+    let mut viewer = viewer_all();
+    viewer.send.mode = SendMode::All;
+    let e = send_message::handle(
+        &h.state,
+        &viewer,
+        SendMessageRequest {
+            chat_id: chat,
+            request_id: "demo-1".into(),
+            text: "hello".into(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::SessionCannotSend);
+    assert!(e.message.contains("demo"));
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn handlers_send_and_report_through_the_sim() {
+    let h = Harness::start().await;
+    let chat = h
+        .sim(
+            sim_op::UPSERT_CONTACT,
+            &UpsertContact {
+                jid: phone("972505550001"),
+                lid: None,
+                name: "Noa".into(),
+            },
+        )
+        .await
+        .ids
+        .remove(0);
+    let mut viewer = viewer_all();
+    viewer.send.mode = SendMode::Selected;
+    viewer.send.chats = vec![chat.clone()];
+    let req = SendMessageRequest {
+        chat_id: chat.clone(),
+        request_id: "h-1".into(),
+        text: "on my way".into(),
+    };
+    let sent = send_message::handle(&h.state, &viewer, req.clone())
+        .await
+        .expect("sent");
+    assert_eq!((sent.state, sent.duplicate), (SendState::Accepted, false));
+    let status = get_send_status::handle(
+        &h.state,
+        &viewer,
+        wazap_shared::wire::send::GetSendStatusRequest {
+            request_id: "h-1".into(),
+        },
+    )
+    .await
+    .expect("status");
+    assert_eq!(status.message_id, sent.message_id);
+    assert!(status.duplicate);
+    // The journal holds a digest, never the text.
+    let row = h
+        .pool
+        .get()
+        .await
+        .expect("db")
+        .query_one(
+            "select to_jsonb(j)::text from send_journal j where request_id = 'h-1'",
+            &[],
+        )
+        .await
+        .expect("row");
+    let stored: String = row.get(0);
+    assert!(!stored.contains("on my way"));
+    h.finish().await;
+}
