@@ -6,6 +6,7 @@ mod auth;
 mod guards;
 mod send;
 mod send_api;
+mod send_leak;
 mod send_support;
 mod support;
 mod tools;
