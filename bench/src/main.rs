@@ -6,6 +6,7 @@ mod args;
 mod dataset;
 mod ingest;
 mod latency;
+mod send;
 mod wait;
 
 use std::time::Duration;
@@ -43,14 +44,26 @@ async fn main() -> anyhow::Result<()> {
             Duration::from_secs(86_400),
         )
         .await?;
+    let busy_chat = ingest.busy_chat_id.clone();
     let mut report = latency::Report::new(&args, ingest);
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
     latency::run_rpc(&stack, &connection, &args, &mut report).await?;
     let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
+    let sends = send::run(
+        &stack,
+        &gw.mcp_url(),
+        &token,
+        &connection,
+        &busy_chat,
+        args.requests,
+    )
+    .await?;
     report.print();
     wait.print();
+    sends.print();
     let mut figures = report.to_json();
     figures["wait"] = wait.to_json();
+    figures["send"] = sends.to_json();
     std::fs::write(&args.out, serde_json::to_vec_pretty(&figures)?)?;
     eprintln!("wazap-bench: wrote {}", args.out);
     gw.stop().await?;
