@@ -11,7 +11,6 @@ use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
-use futures::StreamExt as _;
 use http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 use wazap_shared::grant::VerifiedGrant;
@@ -24,10 +23,6 @@ use crate::error::ApiError;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
 use crate::state::AppState;
-
-/// How far past its limit a body is still read (and discarded) so that the 413 reaches a client
-/// that is still sending.
-const DRAIN_MARGIN: usize = 4 * 1024 * 1024;
 
 /// The `/api/send/*` routes with their guards; empty when outbound sending is off.
 pub(crate) fn routes(state: Arc<AppState>) -> Router {
@@ -113,35 +108,8 @@ async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, A
         )
         .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
     }
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let drain_bound = max.saturating_add(DRAIN_MARGIN);
-    if declared.is_some_and(|n| n > drain_bound as u64) {
-        return Err(too_large());
-    }
-    // Read up to `max`; past it keep reading (discarding, up to a bound) so the client, still
-    // sending, receives the 413 instead of a reset connection.
-    let mut body = req.into_body().into_data_stream();
-    let mut bytes = Vec::new();
-    let mut seen = 0usize;
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|_| {
-            ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
-        })?;
-        seen = seen.saturating_add(chunk.len());
-        if seen > drain_bound {
-            return Err(too_large());
-        }
-        if seen <= max {
-            bytes.extend_from_slice(&chunk);
-        }
-    }
-    if seen > max {
-        return Err(too_large());
-    }
+    let (parts, body) = req.into_parts();
+    let bytes = limit::read_body(&parts.headers, body, max).await?;
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
         let message = if e.inner().is_syntax() || e.inner().is_eof() {
@@ -154,11 +122,4 @@ async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, A
     de.end()
         .map_err(|_| ApiError::new(ErrorCode::InvalidArgument, "the body is not valid JSON"))?;
     Ok(value)
-}
-
-fn too_large() -> ApiError {
-    ApiError::new(
-        ErrorCode::RequestTooLarge,
-        "the request body is larger than this route accepts",
-    )
 }

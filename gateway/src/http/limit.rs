@@ -1,7 +1,8 @@
 //! Listener A's resource limits: requests in flight (a shared semaphore whose permit lives in
 //! the response body until it has been sent, so the limit also holds for streamed answers) and
 //! request body size (buffered up to the largest limit of any served tool, then checked
-//! against the called tool's own limit).
+//! against the called tool's own limit; a body over the limit is drained a bounded distance so
+//! the client sees the 413 rather than a reset connection).
 
 use std::sync::Arc;
 
@@ -9,8 +10,10 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::StreamExt as _;
 use http::header;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt as _;
 use wazap_shared::ErrorCode;
 
 use crate::error::ApiError;
@@ -47,29 +50,56 @@ pub(crate) async fn body_limit(
     req: Request,
     next: Next,
 ) -> Response {
-    let max = state.tools.max_body_limit();
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return too_large();
-    }
     let (parts, body) = req.into_parts();
-    let bytes = match Limited::new(body, max).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
-        Err(_) => {
-            return ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
-                .into_response();
-        }
+    let bytes = match read_body(&parts.headers, body, state.tools.max_body_limit()).await {
+        Ok(bytes) => bytes,
+        Err(e) => return e.into_response(),
     };
     if bytes.len() > DEFAULT_BODY_LIMIT && bytes.len() > limit_for(&state.tools, &bytes) {
         return too_large();
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// How far past its limit a body is still read (and discarded), so that a client that is still
+/// sending receives the 413 instead of a reset connection.
+const DRAIN_MARGIN: usize = 4 * 1024 * 1024;
+
+/// A request body of at most `max` bytes, else `request_too_large` (413); a body cut short is
+/// `invalid_argument`. Past `max` the body is drained up to [`DRAIN_MARGIN`] more.
+pub(crate) async fn read_body(
+    headers: &http::HeaderMap,
+    body: Body,
+    max: usize,
+) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let drain_bound = max.saturating_add(DRAIN_MARGIN);
+    if declared.is_some_and(|n| n > drain_bound as u64) {
+        return Err(too_large_error());
+    }
+    let mut body = body.into_data_stream();
+    let mut bytes = Vec::new();
+    let mut seen = 0usize;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|_| {
+            ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
+        })?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > drain_bound {
+            return Err(too_large_error());
+        }
+        if seen <= max {
+            bytes.extend_from_slice(&chunk);
+        }
+    }
+    if seen > max {
+        return Err(too_large_error());
+    }
+    Ok(Bytes::from(bytes))
 }
 
 /// The limit of the tool a JSON-RPC `tools/call` body names (the default for anything else).
@@ -93,9 +123,12 @@ fn limit_for(tools: &ToolSet, body: &[u8]) -> usize {
 }
 
 fn too_large() -> Response {
+    too_large_error().into_response()
+}
+
+fn too_large_error() -> ApiError {
     ApiError::new(
         ErrorCode::RequestTooLarge,
         "the request body is larger than this tool accepts",
     )
-    .into_response()
 }

@@ -297,3 +297,35 @@ async fn worker_codes_become_tool_errors() {
     }
     gw.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_send_envelope_is_12_mib_and_read_tools_keep_64_kib() {
+    let (w, gw, mcp, _) = setup(&[]).await;
+    // Over 12 MiB: refused before any tool runs, and the client receives the 413.
+    let huge = "A".repeat(12 * 1024 * 1024);
+    let a = mcp
+        .call_raw(
+            "send_media",
+            json!({"chat_id": "c_1", "request_id": "r", "kind": "image",
+                   "data_base64": huge, "mime_type": "image/jpeg"}),
+        )
+        .await;
+    assert_eq!(a.status, 413);
+    assert_eq!(a.error_code(), "request_too_large");
+    // 128 KiB (the longest text, 65,536 two-byte characters) is fine for a send tool but not
+    // for a read tool.
+    let text = "é".repeat(65_536);
+    let result = mcp
+        .call(
+            "send_message",
+            json!({"chat_id": "c_1", "request_id": "big", "text": text}),
+        )
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    let a = mcp
+        .call_raw("search_contacts", json!({"query": "q".repeat(100 * 1024)}))
+        .await;
+    assert_eq!(a.status, 413);
+    assert_eq!(w.state.sends.lock().unwrap().len(), 1);
+    gw.stop().await;
+}
