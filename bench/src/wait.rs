@@ -25,6 +25,8 @@ const PARK: Duration = Duration::from_secs(4);
 pub(crate) struct WaitFigures {
     /// Inject → wake, milliseconds: p50, p99, max.
     wake_ms: Option<[f64; 3]>,
+    /// Inject → the sim's acknowledgement (the message committed), for attribution.
+    ack_ms: Option<[f64; 3]>,
     /// Concurrent waits that answered with the message.
     woke: usize,
     /// All-waiters wake time from one inject, milliseconds: p50, p99, max.
@@ -37,8 +39,10 @@ pub(crate) struct WaitFigures {
 
 /// Run the phase on `stack` with the in-process gateway at `url` and a connection `token`.
 pub(crate) async fn run(stack: &Stack, url: &str, token: &str) -> anyhow::Result<WaitFigures> {
+    let (wake, ack) = wake_latency(stack, url, token).await?;
     let mut figures = WaitFigures {
-        wake_ms: Some(wake_latency(stack, url, token).await?),
+        wake_ms: Some(wake),
+        ack_ms: Some(ack),
         ..WaitFigures::default()
     };
     let exe = std::env::current_exe()?.with_file_name("wazap-gateway");
@@ -53,14 +57,19 @@ pub(crate) async fn run(stack: &Stack, url: &str, token: &str) -> anyhow::Result
     Ok(figures)
 }
 
-/// Sequential wake-ups of one waiting agent.
-async fn wake_latency(stack: &Stack, url: &str, token: &str) -> anyhow::Result<[f64; 3]> {
+/// Sequential wake-ups of one waiting agent: inject → wake, and inject → committed.
+async fn wake_latency(
+    stack: &Stack,
+    url: &str,
+    token: &str,
+) -> anyhow::Result<([f64; 3], [f64; 3])> {
     let mcp = Arc::new(Mcp::connect(url, token).await?);
     let first = mcp
         .call("wait_for_messages", json!({"timeout_seconds": 1}))
         .await?;
     let mut cursor = first.ok()["cursor"].clone();
     let mut times = Vec::with_capacity(SAMPLES);
+    let mut acks = Vec::with_capacity(SAMPLES);
     for i in 0..SAMPLES + WARMUP {
         let waiter = {
             let (mcp, cursor) = (Arc::clone(&mcp), cursor.clone());
@@ -83,6 +92,7 @@ async fn wake_latency(stack: &Stack, url: &str, token: &str) -> anyhow::Result<[
                 "wake",
             ))
             .await?;
+        let acked = started.elapsed();
         let result = waiter.await??;
         let took = started.elapsed();
         let out = result.ok();
@@ -90,9 +100,10 @@ async fn wake_latency(stack: &Stack, url: &str, token: &str) -> anyhow::Result<[
         cursor = out["cursor"].clone();
         if i >= WARMUP {
             times.push(took);
+            acks.push(acked);
         }
     }
-    Ok(percentiles(times))
+    Ok((percentiles(times), percentiles(acks)))
 }
 
 /// 1,000 waits parked on a child gateway, then one message wakes them all.
@@ -229,6 +240,11 @@ impl WaitFigures {
                 "| inject → wake, one waiter ({SAMPLES} wakes) | {p50:.2} | {p99:.2} | {max:.2} | p50 ≤ 3, p99 ≤ 10 |"
             );
         }
+        if let Some([p50, p99, max]) = self.ack_ms {
+            println!(
+                "| (attribution) inject → sim acknowledged, i.e. committed | {p50:.2} | {p99:.2} | {max:.2} | |"
+            );
+        }
         if let Some([p50, p99, max]) = self.fanout_ms {
             println!(
                 "| inject → wake, {} of {CONCURRENT} concurrent waiters (child gateway) | {p50:.2} | {p99:.2} | {max:.2} | |",
@@ -255,6 +271,7 @@ impl WaitFigures {
         };
         json!({
             "wake": trio(self.wake_ms).map(|mut v| { v["samples"] = json!(SAMPLES); v }),
+            "inject_acknowledged": trio(self.ack_ms),
             "concurrent": {
                 "waits": CONCURRENT,
                 "woke": self.woke,

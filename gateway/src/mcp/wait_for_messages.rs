@@ -98,6 +98,7 @@ impl McpServer {
                 return Ok(finish(poll, false, cursor_reset));
             }
             request.cursor = Some(poll.cursor.clone());
+            let fallback = Instant::now() + FALLBACK_POLL;
             loop {
                 tokio::select! {
                     biased;
@@ -106,11 +107,12 @@ impl McpServer {
                         Ok(()) if *events.borrow_and_update() > poll.position => break,
                         Ok(()) => {}
                         Err(_) => {
-                            sleep(NO_EVENTS_POLL.min(deadline - Instant::now())).await;
+                            let left = deadline.saturating_duration_since(Instant::now());
+                            sleep(NO_EVENTS_POLL.min(left)).await;
                             break;
                         }
                     },
-                    () = sleep(FALLBACK_POLL) => break,
+                    () = sleep_until(fallback) => break,
                 }
             }
             poll = self.forward::<WaitForMessages>(parts, &request).await?;
