@@ -1,6 +1,7 @@
 //! search_messages, search_attachments and get_attachment end to end through `/mcp`: words in
 //! several languages, accents, emoji, prefixes, newest-first ranking, gapless paging, filters,
-//! `#private` redaction, read scope, attachments' bytes, and `WAZAP_ATTACHMENTS=off`.
+//! `#private` redaction, edits and deletes, read scope, attachments' bytes, and
+//! `WAZAP_ATTACHMENTS=off`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -304,6 +305,49 @@ async fn private_and_out_of_scope_messages_never_match() -> anyhow::Result<()> {
         .await?;
     assert_eq!(found.error_code().as_deref(), Some("chat_not_found"));
     assert_eq!(search(&scoped, json!({"query": "party"})).await?.len(), 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn edits_and_deletes_keep_the_index_current() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ids = seed(&stack).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let ana = person(ANA);
+    let edit = |id: &str, target: &str, body: &str| SimMessage {
+        reply_to: Some(target.into()),
+        edit: true,
+        ..text(&ana, id, minutes_ago(1), body)
+    };
+    // An edit replaces the words and the emoji: old ones stop matching, new ones match.
+    stack
+        .inject(edit("E1", "S3", "quiet evening 🌙 instead"))
+        .await?;
+    assert!(search(&mcp, json!({"query": "🎉"})).await?.is_empty());
+    assert!(search(&mcp, json!({"query": "tonight"})).await?.is_empty());
+    assert_eq!(
+        search(&mcp, json!({"query": "quiet 🌙"})).await?,
+        [ids[2].clone()]
+    );
+    // An edit that adds #private removes the message from every search.
+    stack
+        .inject(edit("E2", "S3", "quiet evening 🌙 #private"))
+        .await?;
+    assert!(search(&mcp, json!({"query": "quiet"})).await?.is_empty());
+    assert!(search(&mcp, json!({"query": "🌙"})).await?.is_empty());
+    // A deleted message matches nothing.
+    stack
+        .inject(SimMessage {
+            kind: MessageType::Deleted,
+            reply_to: Some("S4".into()),
+            ..text(&ana, "D1", minutes_ago(1), "")
+        })
+        .await?;
+    assert_eq!(
+        search(&mcp, json!({"query": "party"})).await?,
+        [ids[6].clone()]
+    );
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! [`Archive::ingest_live`], [`Archive::ingest_batch`], contact and group upserts); handlers
 //! read through [`read`] with the caller's [`crate::viewer::Viewer`].
 
+pub(crate) mod emoji;
 mod events;
 pub(crate) mod ids;
 pub(crate) mod jid;

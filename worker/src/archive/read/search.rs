@@ -11,6 +11,7 @@ use wazap_shared::wire::search::{AttachmentHit, SearchHit};
 use wazap_shared::wire::{AttachmentInfo, Sender};
 
 use super::{Params, chat_filter, contains_pattern, time_filter};
+use crate::archive::emoji::is_emoji;
 use crate::viewer::Viewer;
 
 /// The text-search configuration of migration 0004 ('simple' + unaccent).
@@ -32,11 +33,6 @@ pub(crate) struct TextQuery {
     pub(crate) words: Option<String>,
     /// Quoted emoji, e.g. `'🎉'`.
     pub(crate) emoji: Option<String>,
-}
-
-/// True for the code points the migration indexes as emoji.
-fn is_emoji(c: char) -> bool {
-    matches!(c as u32, 0x2300..=0x23FF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF)
 }
 
 /// True for characters kept inside a word: letters, digits, combining marks (accents, Hebrew

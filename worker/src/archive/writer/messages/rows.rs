@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use wazap_shared::wire::MessageType;
 
 use super::Ctx;
+use crate::archive::emoji;
 use crate::archive::ids::IdKey;
 use crate::archive::jid::{Jid, JidKind};
 use crate::archive::model::{Inbound, InboundAttachment};
@@ -49,6 +50,8 @@ pub(super) struct MessageRows<'m> {
     pub(super) reply_to: Vec<Option<String>>,
     pub(super) mentions_me: Vec<bool>,
     pub(super) edited: Vec<bool>,
+    /// The text's emoji lexemes for the search vector ([`emoji::lexemes`]).
+    pub(super) emoji: Vec<Option<String>>,
     pub(super) attachment: Vec<Option<&'m InboundAttachment>>,
 }
 
@@ -113,6 +116,7 @@ impl<'m> MessageRows<'m> {
                 .any(|j| ctx.own.contains(&j.canonical)),
         );
         self.edited.push(edited);
+        self.emoji.push(emoji::lexemes(text));
         self.attachment.push(if deleted_stub {
             None
         } else {
