@@ -1,12 +1,14 @@
 //! Where the benchmark's messages come from: a deterministic synthetic archive (one busy chat,
-//! a long tail, 10% groups, text in English, Portuguese and Hebrew) or a JSONL file.
+//! a long tail, 10% groups, text in English, Portuguese and Hebrew, a common and a rare search
+//! word, a photo with its bytes every 200th message) or a JSONL file.
 
 use std::io::BufRead;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use wazap_shared::wire::MessageType;
-use wazap_worker::archive::Inbound;
+use wazap_worker::archive::{Inbound, InboundAttachment};
 
 /// The chat JID of synthetic chat `i`; every tenth is a group.
 pub(crate) fn chat_jid(i: usize) -> String {
@@ -53,6 +55,26 @@ const WORDS: &[&str] = &[
     "👍",
 ];
 
+/// A search word in ≈0.8% of the synthetic messages (≈8,000 hits at 1M: DESIGN §11's "common
+/// word"). Accented, so searching it unaccented exercises the accent folding.
+pub(crate) const COMMON_WORD: &str = "orçamento";
+/// Every how many messages carry [`COMMON_WORD`].
+const COMMON_EVERY: usize = 125;
+/// A search word in one message of 50,000 (20 hits at 1M: the "rare word").
+pub(crate) const RARE_WORD: &str = "יומולדת";
+/// Every how many messages carry [`RARE_WORD`].
+const RARE_EVERY: usize = 50_000;
+/// Every how many messages are a photo (with its bytes, as the demo and sim connectors give them).
+const PHOTO_EVERY: usize = 200;
+
+/// The photos' bytes: one small real JPEG.
+static JPEG: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(wazap_tests::fixtures::jpeg_b64(96, 64))
+        .expect("the fixture is base64")
+});
+
 /// A tiny deterministic PRNG (xorshift64*), so every run ingests the same archive.
 pub(crate) struct Rng(u64);
 
@@ -94,10 +116,26 @@ pub(crate) fn synthetic(
             let jid = chat_jid(chat);
             let group = jid.ends_with("@g.us");
             let words = 3 + rng.below(22);
-            let text = (0..words)
+            let mut text = (0..words)
                 .map(|_| WORDS[rng.below(WORDS.len())])
                 .collect::<Vec<_>>()
                 .join(" ");
+            // By position, not by draw, so the rest of the archive stays as it was.
+            for (every, at, word) in [(COMMON_EVERY, 7, COMMON_WORD), (RARE_EVERY, 11, RARE_WORD)] {
+                if i % every == at {
+                    text.push(' ');
+                    text.push_str(word);
+                }
+            }
+            let attachment = (i % PHOTO_EVERY == 3).then(|| InboundAttachment {
+                mime_type: "image/jpeg".into(),
+                filename: Some(format!("IMG-{i:07}.jpg")),
+                size: None,
+                seconds: None,
+                thumbnail: None,
+                data: Some(JPEG.clone()),
+                media: None,
+            });
             let ts = now - Duration::milliseconds(span_ms - span_ms * i as i64 / total as i64);
             Inbound {
                 chat_jid: jid,
@@ -106,12 +144,16 @@ pub(crate) fn synthetic(
                 push_name: group.then(|| "Member".to_owned()),
                 from_me: rng.below(4) == 0,
                 timestamp: ts,
-                kind: MessageType::Text,
+                kind: if attachment.is_some() {
+                    MessageType::Image
+                } else {
+                    MessageType::Text
+                },
                 text,
                 target_wa_id: None,
                 edit: false,
                 mentions: vec![],
-                attachment: None,
+                attachment,
             }
         })
         .collect()

@@ -59,6 +59,15 @@ impl Report {
         }
     }
 
+    /// Add a measured row under `name` with its `budget`.
+    pub(crate) fn push(&mut self, name: &str, budget: &'static str, l: Latency) {
+        self.latencies.push(Latency {
+            name: name.into(),
+            budget,
+            ..l
+        });
+    }
+
     /// The figures as JSON.
     pub(crate) fn to_json(&self) -> Value {
         let i = &self.ingest;
@@ -156,7 +165,7 @@ pub(crate) async fn run_rpc(
 }
 
 /// Call `tool` `n` times from two clients at once (after a 10% warm-up) and summarise.
-async fn measure(
+pub(crate) async fn measure(
     url: &str,
     token: &str,
     tool: &str,

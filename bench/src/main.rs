@@ -6,6 +6,7 @@ mod args;
 mod dataset;
 mod ingest;
 mod latency;
+mod search;
 mod send;
 mod wait;
 
@@ -48,6 +49,7 @@ async fn main() -> anyhow::Result<()> {
     let mut report = latency::Report::new(&args, ingest);
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
     latency::run_rpc(&stack, &connection, &args, &mut report).await?;
+    let search = search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?;
     let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
     let sends = send::run(
         &stack,
@@ -59,9 +61,11 @@ async fn main() -> anyhow::Result<()> {
     )
     .await?;
     report.print();
+    search.print();
     wait.print();
     sends.print();
     let mut figures = report.to_json();
+    figures["search"] = search.to_json();
     figures["wait"] = wait.to_json();
     figures["send"] = sends.to_json();
     std::fs::write(&args.out, serde_json::to_vec_pretty(&figures)?)?;

@@ -1,0 +1,199 @@
+//! Phase 4: search. `search_messages` end to end through `/mcp` at concurrency 2 for a rare
+//! word, a common word (≈8k hits at 1M), a prefix and a very common word; `get_attachment` of a
+//! photo whose bytes are cached; and EXPLAIN (ANALYZE) of the worker's search query run as a
+//! prepared statement after six executions, when Postgres may have switched to a generic plan
+//! (DESIGN §11's trap), so the plans can be checked for a parallel `Gather` or for a time-order
+//! index walk where the word index should lead.
+
+use serde_json::{Value, json};
+use wazap_shared::ids::DEFAULT_ACCOUNT;
+use wazap_tests::{Mcp, Stack};
+
+use crate::dataset::RARE_WORD;
+use crate::latency::{Report, measure};
+
+/// The text-search configuration of migration 0004.
+const CONFIG: &str = "wazap_search";
+
+/// The worker's `search_messages` statement for a connection that reads every chat and passes
+/// no filter (worker/src/archive/read/search.rs `messages`, with its scope conditions `true`).
+/// $1 account, $2 the tsquery text, $3 the limit.
+const SEARCH_SQL: &str = "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone), h.ts,
+        h.kind, h.from_me, coalesce(k.name, h.sender_name),
+        coalesce(g.into_chat_id, h.sender_chat_id),
+        a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds,
+        ts_headline('wazap_search', h.text, h.q, 'StartSel=**, StopSel=**, MaxWords=16, MinWords=6, ShortWord=1, MaxFragments=1, FragmentDelimiter=…')
+   from (select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind,
+                m.from_me, m.sender_name, m.sender_chat_id, m.text, s.q
+           from messages m, (select to_tsquery('wazap_search', $2) as q) s
+          where m.account_id = $1 and m.search @@ s.q and not m.private and true and true
+          order by m.ts desc, m.position desc
+          limit $3) h
+   left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
+   left join chat_merges g on g.account_id = h.account_id and g.from_chat_id = h.sender_chat_id
+   left join contacts k on k.account_id = h.account_id
+         and k.chat_id = coalesce(g.into_chat_id, h.sender_chat_id)
+   left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id
+  order by h.ts desc, h.position desc";
+
+/// The prefix query: the start of [`crate::dataset::COMMON_WORD`].
+const PREFIX: &str = "orçam";
+
+/// One measured query: its label, the agent's query, the tsquery text for EXPLAIN, its budget.
+struct Case {
+    label: &'static str,
+    query: String,
+    tsquery: String,
+    budget: &'static str,
+}
+
+/// What this phase found beside the latency rows.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchFigures {
+    /// (label, matching messages, the plan of the prepared query after six runs).
+    plans: Vec<(String, i64, String)>,
+    /// Plans that show the traps: a parallel plan, or a rare word not led by the word index.
+    warnings: Vec<String>,
+}
+
+/// Measure the search tools on `stack` through the gateway at `url` with `token`, adding the
+/// latency rows to `report`; `requests` calls per case.
+pub(crate) async fn run(
+    stack: &Stack,
+    url: &str,
+    token: &str,
+    requests: usize,
+    report: &mut Report,
+) -> anyhow::Result<SearchFigures> {
+    let cases = [
+        Case {
+            label: "rare word",
+            query: RARE_WORD.into(),
+            tsquery: format!("'{RARE_WORD}'"),
+            budget: "p50 ≤ 2 ms, p99 ≤ 40 ms",
+        },
+        Case {
+            // Unaccented on purpose: the index folds accents.
+            label: "common word",
+            query: "orcamento".into(),
+            tsquery: "'orcamento'".into(),
+            budget: "p50 ≤ 15 ms, p99 ≤ 40 ms",
+        },
+        Case {
+            label: "prefix",
+            query: format!("{PREFIX}*"),
+            tsquery: format!("'{PREFIX}':*"),
+            budget: "p50 ≤ 15 ms, p99 ≤ 40 ms",
+        },
+        Case {
+            label: "very common word",
+            query: "meeting".into(),
+            tsquery: "'meeting'".into(),
+            budget: "(for attribution)",
+        },
+    ];
+    let mut figures = SearchFigures::default();
+    let client = stack.pool.get().await?;
+    client
+        .batch_execute("set max_parallel_workers_per_gather = 0")
+        .await?;
+    for (n, case) in cases.iter().enumerate() {
+        let hits: i64 = client
+            .query_one(
+                &format!(
+                    "select count(*) from messages
+                      where search @@ to_tsquery('{CONFIG}', $1) and not private"
+                ),
+                &[&case.tsquery],
+            )
+            .await?
+            .get(0);
+        let args = json!({"query": case.query, "limit": 20});
+        let l = measure(url, token, "search_messages", &args, requests).await?;
+        let name = format!("search_messages, {} ({hits} hits, 20 newest)", case.label);
+        report.push(&name, case.budget, l);
+        // EXPLAIN (ANALYZE) of SEARCH_SQL, prepared (as the worker's statements are) and
+        // executed six times first.
+        let stmt = format!("wazap_bench_search_{n}");
+        client
+            .batch_execute(&format!("prepare {stmt}(text, text, int8) as {SEARCH_SQL}"))
+            .await?;
+        let quoted = case.tsquery.replace('\'', "''");
+        let exec = format!("execute {stmt}('{DEFAULT_ACCOUNT}', '{quoted}', 20)");
+        for _ in 0..6 {
+            client.batch_execute(&exec).await?;
+        }
+        let plan = client
+            .query(&format!("explain (analyze, costs off) {exec}"), &[])
+            .await?
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n");
+        client.batch_execute(&format!("deallocate {stmt}")).await?;
+        if plan.contains("Gather") {
+            figures
+                .warnings
+                .push(format!("{}: a parallel plan", case.label));
+        }
+        if case.label == "rare word" && !plan.contains("messages_search") {
+            figures
+                .warnings
+                .push("rare word: the plan does not use the word index".into());
+        }
+        figures.plans.push((case.label.into(), hits, plan));
+    }
+    attachment(url, token, requests, report).await?;
+    Ok(figures)
+}
+
+/// `get_attachment` of one of the synthetic photos (bytes cached at ingest), when there is one.
+async fn attachment(
+    url: &str,
+    token: &str,
+    requests: usize,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let mcp = Mcp::connect(url, token).await?;
+    let found = mcp
+        .call(
+            "search_attachments",
+            json!({"kinds": ["image"], "limit": 1}),
+        )
+        .await?;
+    let first = found.ok()["attachments"].get(0).cloned();
+    mcp.close().await;
+    let Some(first) = first else {
+        eprintln!("wazap-bench: no image attachment in the archive; get_attachment skipped");
+        return Ok(());
+    };
+    let size = first["size"].as_u64().unwrap_or_default();
+    let args = json!({"attachment_id": first["attachment_id"]});
+    let l = measure(url, token, "get_attachment", &args, requests).await?;
+    let name = format!("get_attachment ({size}-byte JPEG, bytes cached)");
+    report.push(&name, "(throughput)", l);
+    Ok(())
+}
+
+impl SearchFigures {
+    /// Print the plans and any warning.
+    pub(crate) fn print(&self) {
+        for (label, hits, plan) in &self.plans {
+            println!("\nsearch_messages plan, {label} ({hits} hits), prepared, after six runs:");
+            println!("{plan}");
+        }
+        for w in &self.warnings {
+            println!("WARNING: {w}");
+        }
+    }
+
+    /// The figures as JSON.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "plans": self.plans.iter().map(|(label, hits, plan)| json!({
+                "query": label, "hits": hits, "plan": plan,
+            })).collect::<Vec<_>>(),
+            "warnings": self.warnings,
+        })
+    }
+}
