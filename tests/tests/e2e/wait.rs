@@ -132,7 +132,7 @@ async fn ten_thousand_messages_arrive_exactly_once_in_order_across_two_gateways(
             }
             sent += burst;
             match rng.below(10) {
-                0 => tokio::time::sleep(Duration::from_millis(300 + rng.below(700))).await,
+                0 => tokio::time::sleep(Duration::from_millis(200 + rng.below(400))).await,
                 1..=4 => tokio::time::sleep(Duration::from_millis(rng.below(40))).await,
                 _ => {}
             }
