@@ -79,20 +79,34 @@ pub struct NewSend {
 /// Run one send through the gates, the journal and the connector.
 pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
     gates::check_ids(&req.chat_id, &req.request_id)?;
-    let mut db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-    let target = gates::target(&db, viewer, &req.chat_id)
-        .await
-        .map_err(|e| internal(&e))??;
-    gates::session(state.connector.as_ref(), &target.account_id)?;
-    let digest = digest(req.tool, &target.chat_id, &req.payload);
     let object = match &req.payload {
         Payload::Text(_) => None,
         Payload::Media { media, .. } | Payload::Voice { media, .. } => Some(media),
     };
-    let bytes = match object {
-        Some(m) => Some(media::fetch(&state.nats, &state.subjects, m).await?),
-        None => None,
+    let mut db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+    let admitted = async {
+        let target = gates::target(&db, viewer, &req.chat_id)
+            .await
+            .map_err(|e| internal(&e))??;
+        gates::session(state.connector.as_ref(), &target.account_id)?;
+        let bytes = match object {
+            Some(m) => Some(media::fetch(&state.nats, &state.subjects, m).await?),
+            None => None,
+        };
+        Ok::<_, RpcError>((target, bytes))
+    }
+    .await;
+    let (target, bytes) = match admitted {
+        Ok(t) => t,
+        Err(e) => {
+            // Refused: the bytes will not be needed (the bucket's TTL is the fallback).
+            if let Some(m) = object {
+                media::discard(&state.nats, &state.subjects, &m.object).await;
+            }
+            return Err(e);
+        }
     };
+    let digest = digest(req.tool, &target.chat_id, &req.payload);
     let wa_id = allocate_wa_id().map_err(|e| internal(&e))?;
     let message_id = target
         .key

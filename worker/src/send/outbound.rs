@@ -79,7 +79,8 @@ pub struct SendAck {
     pub at: DateTime<Utc>,
 }
 
-/// Why a send did not end in an acknowledgement.
+/// Why a send did not end in an acknowledgement. The journal logs these (their `Display`), so a
+/// connector's causes must never carry message text, media, phone numbers or JIDs.
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
     /// The session cannot send right now; nothing left the worker.

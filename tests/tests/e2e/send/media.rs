@@ -138,11 +138,21 @@ async fn bad_media_references_and_rules_have_their_codes() -> anyhow::Result<()>
     let bytes = b"%PDF-1.7 tiny".to_vec();
     // Bytes that do not match their name.
     let wrong = put(&s, &bytes, Some(&hex::encode(Sha256::digest(b"other")))).await?;
-    let mut req = media(&s, "doc-1", MediaKind::Document, "application/pdf", wrong);
+    let mut req = media(
+        &s,
+        "doc-1",
+        MediaKind::Document,
+        "application/pdf",
+        wrong.clone(),
+    );
     req.filename = Some("a.pdf".into());
     assert_eq!(
         send_media(&s, &req).await.unwrap_err().code,
         ErrorCode::InvalidMedia
+    );
+    assert!(
+        !exists(&s, &wrong.object).await?,
+        "refused bytes are deleted"
     );
     // A wrong size.
     let mut m = put(&s, &bytes, None).await?;

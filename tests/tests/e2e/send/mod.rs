@@ -3,6 +3,7 @@
 //! outbox behind `unconfirmed_sends`, and that nothing sent ever shows in logs or errors. The
 //! worker's send ops are driven over NATS with a verified grant, as the gateway forwards them.
 
+mod api;
 mod crash;
 mod gates;
 mod journal;
@@ -30,6 +31,7 @@ use wazap_worker::grants::{PermissionEdit, set_send_permission};
 pub(crate) struct Sending {
     pub(crate) stack: Stack,
     pub(crate) grant: VerifiedGrant,
+    pub(crate) token: String,
     pub(crate) chat: String,
     pub(crate) other: String,
 }
@@ -39,10 +41,11 @@ impl Sending {
         let stack = Stack::start(ConnectorKind::Sim).await?;
         let chat = contact(&stack, "972503330001", "Dana").await?;
         let other = contact(&stack, "972503330002", "Eli").await?;
-        let grant = connection(&stack, SendMode::All, vec![]).await?;
+        let (grant, token) = connection_with_token(&stack, SendMode::All, vec![]).await?;
         Ok(Self {
             stack,
             grant,
+            token,
             chat,
             other,
         })
@@ -108,7 +111,16 @@ pub(crate) async fn connection(
     mode: SendMode,
     chats: Vec<String>,
 ) -> anyhow::Result<VerifiedGrant> {
-    let (id, _token) = stack
+    Ok(connection_with_token(stack, mode, chats).await?.0)
+}
+
+/// Like [`connection`], with the connection's bearer token.
+pub(crate) async fn connection_with_token(
+    stack: &Stack,
+    mode: SendMode,
+    chats: Vec<String>,
+) -> anyhow::Result<(VerifiedGrant, String)> {
+    let (id, token) = stack
         .token_with(
             ReadScope::all(),
             ConnectionKind::Local,
@@ -128,11 +140,14 @@ pub(crate) async fn connection(
         )
         .await?;
     }
-    Ok(VerifiedGrant {
-        connection_id: id,
-        revision: 0,
-        loopback: true,
-    })
+    Ok((
+        VerifiedGrant {
+            connection_id: id,
+            revision: 0,
+            loopback: true,
+        },
+        token,
+    ))
 }
 
 pub(crate) async fn send_text(
