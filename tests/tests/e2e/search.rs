@@ -6,9 +6,10 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value, json};
+use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::MessageType;
 use wazap_shared::wire::grants::{ChatSelection, ReadScope};
-use wazap_shared::wire::sim::{SimAttachment, SimMessage};
+use wazap_shared::wire::sim::{HistorySync, SimAttachment, SimMessage};
 use wazap_tests::fixtures::{minutes_ago, person, photo, text};
 use wazap_tests::{Mcp, Stack};
 use wazap_worker::config::ConnectorKind;
@@ -305,6 +306,74 @@ async fn private_and_out_of_scope_messages_never_match() -> anyhow::Result<()> {
         .await?;
     assert_eq!(found.error_code().as_deref(), Some("chat_not_found"));
     assert_eq!(search(&scoped, json!({"query": "party"})).await?.len(), 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_word_with_many_hits_comes_newest_first_through_every_page() -> anyhow::Result<()> {
+    // More hits than the word index is asked for at once (1,000): the search walks the archive
+    // newest first instead, and must give the same answer: order, paging, chat, #private.
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let chats = [person("972503330101"), person("972503330102")];
+    let messages: Vec<SimMessage> = (0..1_500)
+        .map(|i| {
+            let body = if i % 7 == 0 {
+                "walkword #private"
+            } else {
+                "walkword here"
+            };
+            text(
+                &chats[i % 2],
+                &format!("M{i:04}"),
+                minutes_ago(10_000 - i as i64),
+                body,
+            )
+        })
+        .collect();
+    let ack = stack
+        .sim(sim_op::HISTORY_SYNC, &HistorySync { messages })
+        .await?;
+    assert_eq!(ack.ids.len(), 1_500);
+    let expected: Vec<String> = ack
+        .ids
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(i, _)| i % 7 != 0)
+        .map(|(_, id)| id.clone())
+        .collect();
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let mut pages = Vec::new();
+    let mut before: Option<String> = None;
+    for _ in 0..3 {
+        let mut args = json!({"query": "walkword", "limit": 50});
+        if let Some(b) = &before {
+            args["before"] = json!(b);
+        }
+        let page = search(&mcp, args).await?;
+        before = page.last().cloned();
+        pages.extend(page);
+    }
+    assert_eq!(pages, expected[..150], "newest first, no gaps, no #private");
+    // One chat: only its messages, still newest first.
+    let list = mcp.call("list_chats", json!({})).await?;
+    let chat_id = list.ok()["chats"][0]["chat_id"].clone();
+    let in_chat = mcp
+        .call(
+            "search_messages",
+            json!({"query": "walk*", "chat_id": chat_id, "limit": 30}),
+        )
+        .await?;
+    let hits = in_chat.ok()["messages"].as_array().unwrap().clone();
+    assert_eq!(hits.len(), 30);
+    assert!(hits.iter().all(|h| h["chat_id"] == chat_id));
+    let times: Vec<chrono::DateTime<chrono::Utc>> = hits
+        .iter()
+        .map(|h| h["timestamp"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] > w[1]), "newest first");
+    assert!(!in_chat.text.contains("#private"));
     Ok(())
 }
 
