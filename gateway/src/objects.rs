@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, object_store};
 use sha2::{Digest as _, Sha256};
-use tokio::sync::OnceCell;
+use tokio::sync::{Mutex, OnceCell};
 use wazap_shared::wire::send::MediaRef;
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -22,6 +22,10 @@ pub(crate) struct MediaStore {
     js: jetstream::Context,
     bucket: String,
     store: OnceCell<object_store::ObjectStore>,
+    /// Held across "is it there yet? else put": a put over an existing name replaces the object
+    /// and purges its chunks, which would cut off a worker reading the same bytes for an
+    /// identical request.
+    writing: Mutex<()>,
 }
 
 impl std::fmt::Debug for MediaStore {
@@ -39,11 +43,13 @@ impl MediaStore {
             js: jetstream::new(nats),
             bucket,
             store: OnceCell::new(),
+            writing: Mutex::new(()),
         }
     }
 
-    /// Store `bytes` under their lowercase hex SHA-256 and return the reference. Failures are
-    /// logged once (with the bucket, never the bytes) and answered as `worker_unavailable`.
+    /// Store `bytes` under their lowercase hex SHA-256 (reusing an object already stored under
+    /// that name) and return the reference. Failures are logged once (never the bytes) and
+    /// answered as `worker_unavailable`.
     pub(crate) async fn put(&self, bytes: &[u8]) -> Result<MediaRef, RpcError> {
         let object = hex_sha256(bytes);
         let stored = tokio::time::timeout(STORE_TIMEOUT, async {
@@ -52,6 +58,14 @@ impl MediaStore {
                 .get_or_try_init(|| self.open())
                 .await
                 .map_err(|e| format!("open bucket: {e}"))?;
+            let _writing = self.writing.lock().await;
+            if let Ok(info) = store.info(&object).await
+                && !info.deleted
+                && info.size == bytes.len()
+            {
+                // The same bytes (same SHA-256) are already waiting: reuse them.
+                return Ok(info);
+            }
             let mut reader = bytes;
             store
                 .put(object.as_str(), &mut reader)
