@@ -31,10 +31,13 @@ async fn tools_list_shows_four_annotated_tools_with_schemas() {
     assert_eq!(
         names,
         [
+            "get_attachment",
             "list_chats",
             "read_messages",
+            "search_attachments",
             "search_contacts",
             "search_groups",
+            "search_messages",
             "wait_for_messages"
         ]
     );
