@@ -329,3 +329,28 @@ async fn the_send_envelope_is_12_mib_and_read_tools_keep_64_kib() {
     assert_eq!(w.state.sends.lock().unwrap().len(), 1);
     gw.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn media_of_exactly_8_mib_is_stored_whole() {
+    let (w, gw, mcp, prefix) = setup(&[]).await;
+    let mut doc = b"%PDF-1.7\n".to_vec();
+    doc.resize(8 * 1024 * 1024, b'x');
+    let result = mcp
+        .call(
+            "send_media",
+            json!({"chat_id": "c_abc123", "request_id": "big-1", "kind": "document",
+                   "data_base64": b64(&doc), "mime_type": "application/pdf",
+                   "filename": "report.pdf"}),
+        )
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    let body = w.state.sends.lock().unwrap()[0].1.clone();
+    assert_eq!(body["media"]["size"], doc.len());
+    assert_eq!(body["filename"], "report.pdf");
+    let stored = stored_object(&prefix, &sha256_hex(&doc)).await;
+    assert!(
+        stored == doc,
+        "the stored object differs from the bytes sent"
+    );
+    gw.stop().await;
+}
