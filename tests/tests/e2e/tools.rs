@@ -6,11 +6,23 @@ use wazap_shared::wire::grants::ReadScope;
 use wazap_tests::Stack;
 use wazap_worker::config::ConnectorKind;
 
-const READ_TOOLS: [&str; 4] = [
+/// The eight read tools of DESIGN §5 (with attachments on, the default).
+const READ_TOOLS: [&str; 8] = [
     "list_chats",
     "search_contacts",
     "search_groups",
     "read_messages",
+    "wait_for_messages",
+    "search_messages",
+    "search_attachments",
+    "get_attachment",
+];
+/// The four send tools; `get_send_status` only reads.
+const SEND_TOOLS: [&str; 4] = [
+    "send_message",
+    "send_media",
+    "send_voice_note",
+    "get_send_status",
 ];
 
 fn validate(schema: &Value, instance: &Value) {
@@ -33,15 +45,26 @@ async fn tools_list_annotations_and_results_match_their_schemas() -> anyhow::Res
 
     let tools = mcp.tools().await?;
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    for name in READ_TOOLS {
-        assert!(names.contains(&name), "{name} missing from {names:?}");
-    }
+    let mut expected: Vec<&str> = READ_TOOLS.iter().chain(&SEND_TOOLS).copied().collect();
+    let mut listed = names.clone();
+    expected.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(listed, expected, "all twelve tools, nothing else");
     for tool in &tools {
+        let name = tool["name"].as_str().unwrap_or_default();
         let a = &tool["annotations"];
-        assert_eq!(a["readOnlyHint"], true, "{tool}");
+        let sends = SEND_TOOLS.contains(&name) && name != "get_send_status";
+        assert_eq!(a["readOnlyHint"], !sends, "{tool}");
         assert_eq!(a["destructiveHint"], false, "{tool}");
         assert_eq!(a["idempotentHint"], true, "{tool}");
-        assert!(a["openWorldHint"].is_boolean(), "{tool}");
+        if sends {
+            assert_eq!(
+                a["openWorldHint"], true,
+                "sends reach the outside world: {tool}"
+            );
+        } else {
+            assert!(a["openWorldHint"].is_boolean(), "{tool}");
+        }
         assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
         assert!(
             tool["description"].as_str().is_some_and(|d| d.len() > 20),
@@ -114,5 +137,31 @@ async fn tools_list_annotations_and_results_match_their_schemas() -> anyhow::Res
         status.ok()["count"].as_u64().expect("count") >= 3,
         "demo has 3+ stories in 24 h"
     );
+
+    // The other read tools' results validate too.
+    let found = mcp
+        .call("search_messages", json!({"query": "ibirapuera"}))
+        .await?;
+    validate(&schema("search_messages"), found.ok());
+    assert!(
+        !found.ok()["messages"]
+            .as_array()
+            .expect("messages")
+            .is_empty()
+    );
+    let files = mcp
+        .call("search_attachments", json!({"kinds": ["document"]}))
+        .await?;
+    validate(&schema("search_attachments"), files.ok());
+    let first = files.ok()["attachments"][0]["attachment_id"].clone();
+    let file = mcp
+        .call("get_attachment", json!({"attachment_id": first}))
+        .await?;
+    validate(&schema("get_attachment"), file.ok());
+    let waited = mcp
+        .call("wait_for_messages", json!({"timeout_seconds": 1}))
+        .await?;
+    validate(&schema("wait_for_messages"), waited.ok());
+    assert_eq!(waited.ok()["timed_out"], true);
     Ok(())
 }
