@@ -106,12 +106,17 @@ pub(crate) async fn run_reads(
         ),
     ];
     for (label, tool, call_args, budget) in cases {
-        let l = measure(url, token, tool, &call_args, args.requests).await?;
-        report.latencies.push(Latency {
-            name: label.into(),
-            budget,
-            ..l
-        });
+        for (client, how) in [
+            (Client::Raw, "minimal client"),
+            (Client::Rmcp, "rmcp client"),
+        ] {
+            let l = measure_with(url, token, tool, &call_args, args.requests, client).await?;
+            report.latencies.push(Latency {
+                name: format!("{label}, {how}"),
+                budget,
+                ..l
+            });
+        }
     }
     Ok(())
 }
@@ -164,7 +169,7 @@ pub(crate) async fn run_rpc(
     Ok(())
 }
 
-/// Call `tool` `n` times from two clients at once (after a 10% warm-up) and summarise.
+/// Call `tool` `n` times from two rmcp clients at once (after a 10% warm-up) and summarise.
 pub(crate) async fn measure(
     url: &str,
     token: &str,
@@ -172,14 +177,26 @@ pub(crate) async fn measure(
     call_args: &Value,
     n: usize,
 ) -> anyhow::Result<Latency> {
+    measure_with(url, token, tool, call_args, n, Client::Rmcp).await
+}
+
+/// Call `tool` `n` times from two clients of kind `client` at once (after a 10% warm-up) and
+/// summarise.
+pub(crate) async fn measure_with(
+    url: &str,
+    token: &str,
+    tool: &str,
+    call_args: &Value,
+    n: usize,
+    client: Client,
+) -> anyhow::Result<Latency> {
     let clients = [
-        Mcp::connect(url, token).await?,
-        Mcp::connect(url, token).await?,
+        Caller::connect(client, url, token).await?,
+        Caller::connect(client, url, token).await?,
     ];
     for c in &clients {
         for _ in 0..(n / 20).max(5) {
-            let r = c.call(tool, call_args.clone()).await?;
-            anyhow::ensure!(!r.is_error, "{tool} failed during warm-up: {}", r.text);
+            c.call(tool, call_args).await?;
         }
     }
     let started = Instant::now();
@@ -187,9 +204,8 @@ pub(crate) async fn measure(
         let mut times = Vec::with_capacity(n / 2);
         for _ in 0..n / 2 {
             let t = Instant::now();
-            let r = c.call(tool, call_args.clone()).await?;
+            c.call(tool, call_args).await?;
             times.push(t.elapsed());
-            anyhow::ensure!(!r.is_error, "{tool} failed: {}", r.text);
         }
         Ok::<_, anyhow::Error>(times)
     });
@@ -205,6 +221,47 @@ pub(crate) async fn measure(
         name: tool.into(),
         ..summarise(times, wall)
     })
+}
+
+/// Which MCP client drives a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Client {
+    /// rmcp's Streamable HTTP client (what an agent framework would use).
+    Rmcp,
+    /// A minimal JSON-RPC poster: the server path without a client library's overhead.
+    Raw,
+}
+
+/// A connected client of either kind.
+enum Caller {
+    Rmcp(Mcp),
+    Raw(crate::raw_mcp::RawMcp),
+}
+
+impl Caller {
+    async fn connect(client: Client, url: &str, token: &str) -> anyhow::Result<Self> {
+        Ok(match client {
+            Client::Rmcp => Self::Rmcp(Mcp::connect(url, token).await?),
+            Client::Raw => Self::Raw(crate::raw_mcp::RawMcp::new(url, token)?),
+        })
+    }
+
+    async fn call(&self, tool: &str, args: &Value) -> anyhow::Result<()> {
+        match self {
+            Self::Rmcp(c) => {
+                let r = c.call(tool, args.clone()).await?;
+                anyhow::ensure!(!r.is_error, "{tool} failed: {}", r.text);
+                Ok(())
+            }
+            Self::Raw(c) => c.call(tool, args).await,
+        }
+    }
+
+    async fn close(self) {
+        if let Self::Rmcp(c) = self {
+            c.close().await;
+        }
+    }
 }
 
 /// Percentiles of `times` over `wall` seconds.

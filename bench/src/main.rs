@@ -6,6 +6,7 @@ mod args;
 mod dataset;
 mod ingest;
 mod latency;
+mod raw_mcp;
 mod search;
 mod send;
 mod wait;

@@ -31,14 +31,14 @@ pub mod jwks;
 pub mod list_chats;
 pub mod ping;
 pub mod read_messages;
-pub mod search_contacts;
 pub mod search_attachments;
+pub mod search_contacts;
 pub mod search_groups;
-pub mod wait_for_messages;
 pub mod search_messages;
 pub mod send_media;
 pub mod send_message;
 pub mod send_voice_note;
+pub mod wait_for_messages;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
 pub const QUEUE_GROUP: &str = "wazap-worker";

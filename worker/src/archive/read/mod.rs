@@ -5,8 +5,8 @@
 
 pub(crate) mod chats;
 pub(crate) mod messages;
-pub(crate) mod wait;
 pub(crate) mod search;
+pub(crate) mod wait;
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
