@@ -122,6 +122,34 @@ impl Archive {
             .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))?
     }
 
+    /// Queue one live message behind everything queued before it and return a future of its
+    /// outcome: callers that must keep arrival order (the sim) enqueue in order and wait
+    /// concurrently, so the writer can commit messages arriving together in one transaction.
+    pub async fn enqueue_live(
+        &self,
+        account: &str,
+        message: Inbound,
+    ) -> anyhow::Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Messages {
+                account: account.to_owned(),
+                messages: vec![message],
+                live: true,
+                last: true,
+                reply,
+            })
+            .await
+            .map_err(|_| anyhow::anyhow!("the archive writer has stopped"))?;
+        Ok(async move {
+            let mut out = rx
+                .await
+                .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))??;
+            out.pop()
+                .ok_or_else(|| anyhow::anyhow!("the writer returned no outcome"))
+        })
+    }
+
     /// Store one live message in its own transaction (grouped with other live messages waiting
     /// at the same moment). Returns once it is committed.
     pub async fn ingest_live(
@@ -129,17 +157,7 @@ impl Archive {
         account: &str,
         message: Inbound,
     ) -> anyhow::Result<IngestOutcome> {
-        let mut out = self
-            .call(|reply| Command::Messages {
-                account: account.to_owned(),
-                messages: vec![message],
-                live: true,
-                last: true,
-                reply,
-            })
-            .await?;
-        out.pop()
-            .ok_or_else(|| anyhow::anyhow!("the writer returned no outcome"))
+        self.enqueue_live(account, message).await?.await
     }
 
     /// Store a history page, [`BATCH_CHUNK`] messages per transaction; returns how many

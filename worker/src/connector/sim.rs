@@ -143,6 +143,31 @@ impl SimConnector {
                 let op = subjects
                     .op_of(msg.subject.as_str(), "sim")
                     .unwrap_or_default();
+                if op == sim_op::INJECT_MESSAGE {
+                    // In arrival order into the writer's queue; the commit is awaited beside the
+                    // next ops, so a burst of injects shares transactions like live traffic does.
+                    match self.enqueue_message(&msg.payload).await {
+                        Ok(outcome) => {
+                            let nats = nats.clone();
+                            tokio::spawn(async move {
+                                let result = outcome
+                                    .await
+                                    .map_err(|e| internal(sim_op::INJECT_MESSAGE, &e));
+                                let body = encode_reply(&Reply::from(result.and_then(ack_one)));
+                                if let Err(e) = nats.publish(reply_to, body).await {
+                                    tracing::warn!(error = %e, "sim reply not sent");
+                                }
+                            });
+                        }
+                        Err(e) => {
+                            let body = encode_reply(&Reply::<SimAck>::Error(e));
+                            if let Err(e) = nats.publish(reply_to, body).await {
+                                tracing::warn!(error = %e, op, "sim reply not sent");
+                            }
+                        }
+                    }
+                    continue;
+                }
                 let body = if op == sim_op::TRANSMISSIONS {
                     encode_reply(&Reply::from(self.sender.transmissions().await))
                 } else {
@@ -156,19 +181,26 @@ impl SimConnector {
         Ok(())
     }
 
+    /// Decode an `inject_message` and queue it on the live path; the future yields its outcome.
+    async fn enqueue_message(
+        &self,
+        body: &[u8],
+    ) -> Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>, RpcError> {
+        let req: InjectMessage = decode(body)?;
+        let inbound = to_inbound(req.message)?;
+        self.archive
+            .enqueue_live(DEFAULT_ACCOUNT, inbound)
+            .await
+            .map_err(|e| internal(sim_op::INJECT_MESSAGE, &e))
+    }
+
     /// Run one op.
     async fn handle(&self, op: &str, body: &[u8]) -> Result<SimAck, RpcError> {
         let account = DEFAULT_ACCOUNT;
         match op {
             sim_op::INJECT_MESSAGE => {
-                let req: InjectMessage = decode(body)?;
-                let inbound = to_inbound(req.message)?;
-                let out = self
-                    .archive
-                    .ingest_live(account, inbound)
-                    .await
-                    .map_err(|e| internal(op, &e))?;
-                ack_one(out)
+                let out = self.enqueue_message(body).await?.await;
+                ack_one(out.map_err(|e| internal(op, &e))?)
             }
             sim_op::INJECT_STORY => {
                 let req: InjectStory = decode(body)?;
