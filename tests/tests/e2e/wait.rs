@@ -140,7 +140,7 @@ async fn ten_thousand_messages_arrive_exactly_once_in_order_across_two_gateways(
         anyhow::Ok(ids)
     });
 
-    let (got, _) = collect(&[&a, &b], cursor, TOTAL, Duration::from_secs(170)).await?;
+    let (got, _) = collect(&[&a, &b], cursor, TOTAL, Duration::from_secs(120)).await?;
     let injected = injector.await??;
     assert_eq!(injected.len(), TOTAL);
     assert_eq!(got.len(), TOTAL, "nothing repeated");
