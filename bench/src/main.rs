@@ -51,6 +51,9 @@ async fn main() -> anyhow::Result<()> {
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
     latency::run_rpc(&stack, &connection, &args, &mut report).await?;
     let search = search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?;
+    // Printed now, so a later phase that fails or hangs does not take these figures with it.
+    report.print();
+    search.print();
     let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
     let sends = send::run(
         &stack,
@@ -61,8 +64,6 @@ async fn main() -> anyhow::Result<()> {
         args.requests,
     )
     .await?;
-    report.print();
-    search.print();
     wait.print();
     sends.print();
     let mut figures = report.to_json();
