@@ -124,9 +124,12 @@ pub async fn handle(
         ),
         None => None,
     };
-    let mut found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+    // Both on one connection at once: tokio-postgres pipelines them, one round trip for two.
+    let (mut found, unconfirmed) = tokio::try_join!(
+        messages::page(&db, viewer, &account, &chat_id, anchor, types, limit),
+        crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id),
+    )
+    .map_err(|e| read::internal(CONTEXT, &e))?;
     let mut older = None;
     if anchor.is_some() && (found.len() as u32) < limit {
         // The archive ran out: ask the phone, without holding a connection while it answers.
@@ -171,10 +174,11 @@ pub async fn handle(
     } else {
         Vec::new()
     };
-    let resp = respond(
+    let mut resp = respond(
         state, &account, &chat_id, found, previews, &req, older, None,
     );
-    with_unconfirmed(&db, viewer, resp).await
+    resp.unconfirmed_sends = unconfirmed;
+    Ok(resp)
 }
 
 /// Add this connection's unconfirmed sends to the chat (DESIGN §5.1).
