@@ -529,11 +529,20 @@ async fn attachments_are_found_and_fetched_through_mcp() -> anyhow::Result<()> {
         .clone();
     assert_eq!(resource["mimeType"], "application/pdf");
     assert_eq!(B64.decode(resource["blob"].as_str().unwrap())?, PDF);
-    // Twice works too (the object store hand-over leaves nothing behind).
+    // Twice works too (the object store hand-over leaves nothing behind), and so do several
+    // reads of one attachment at the same moment, up to the concurrency limit (each gets its own
+    // object to read and delete).
     let again = mcp
         .call("get_attachment", json!({"attachment_id": pdf_att}))
         .await?;
     assert!(!again.is_error);
+    let at_once = futures::future::try_join_all(
+        (0..2).map(|_| mcp.call("get_attachment", json!({"attachment_id": pdf_att}))),
+    )
+    .await?;
+    for out in at_once {
+        assert!(!out.is_error, "a simultaneous read failed: {}", out.text);
+    }
 
     // max_bytes bounds it; bad ids and unknown ones are refused.
     let out = mcp

@@ -115,13 +115,15 @@ fn check_size(size: u64, max: u64) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// Put `bytes` into the media bucket under their hex SHA-256 (creating the bucket when it is
-/// missing) and return the reference.
+/// Put `bytes` into the media bucket (creating it when it is missing) and return the
+/// reference. The name is the bytes' hex SHA-256 plus a random suffix: every request gets its
+/// own object, because the gateway deletes what it has read, and two reads of one attachment at
+/// once must not share (or purge) an object.
 async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, RpcError> {
-    let object: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| unavailable(&e))?;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let object = format!("out-{}-{}", hex(&Sha256::digest(bytes)), hex(&nonce));
     let js = jetstream::new(state.nats.clone());
     let bucket = state.subjects.media_bucket();
     let store = match js.get_object_store(&bucket).await {
