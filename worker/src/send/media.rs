@@ -1,6 +1,18 @@
 //! Media bytes between gateway and worker (DESIGN §8): the gateway puts validated bytes into
-//! the JetStream object store, named by their SHA-256; the worker reads them, checks size and
-//! digest (else `invalid_media`), and deletes them once the send is journaled.
+//! the JetStream object store, named by their SHA-256; the worker reads them (bounded by
+//! [`FETCH_TIMEOUT`]), checks size and digest (else `invalid_media`), and deletes them when the
+//! last request in flight that names them ends.
+//!
+//! One object can serve several requests at once: identical repeats of one `request_id`, or the
+//! same photo sent to several chats (the gateway stores both under the same name). Each request
+//! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only when
+//! the last lease is released, so no in-flight request loses bytes it may still need. What the
+//! worker never deletes (a lease dropped without release, a failed delete) goes with the
+//! bucket's 1 h TTL.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
 
 use async_nats::jetstream;
 use bytes::Bytes;
@@ -9,6 +21,85 @@ use tokio::io::AsyncReadExt as _;
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::send::{MAX_MEDIA_BYTES, MediaRef};
 use wazap_shared::{ErrorCode, RpcError};
+
+/// Longest wait for the object store to hand over one object's bytes.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// In-flight requests per (bucket, object name).
+static LEASES: LazyLock<Mutex<HashMap<(String, String), usize>>> = LazyLock::new(Default::default);
+
+/// One in-flight request's claim on an object: while any lease on a name is held, the object
+/// is not deleted. Release it with [`Lease::release`]; a lease merely dropped (a panic, a
+/// cancelled request) stops protecting the object and leaves it to the bucket's TTL.
+#[derive(Debug)]
+pub struct Lease {
+    key: Option<(String, String)>,
+}
+
+impl Lease {
+    /// Claim `object` in `subjects`' media bucket for one request.
+    pub fn take(subjects: &Subjects, object: &str) -> Self {
+        let key = (subjects.media_bucket(), object.to_owned());
+        *LEASES
+            .lock()
+            .expect("media lease lock")
+            .entry(key.clone())
+            .or_default() += 1;
+        Self { key: Some(key) }
+    }
+
+    /// Give the claim back; the last request holding the name deletes the object (best
+    /// effort: the bucket's TTL removes what this misses).
+    pub async fn release(mut self, nats: &async_nats::Client, subjects: &Subjects) {
+        if let Some(key) = self.key.take()
+            && forget(&key)
+        {
+            discard(nats, subjects, &key.1).await;
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            forget(&key);
+        }
+    }
+}
+
+/// Drop one lease on `key`; true when it was the last.
+fn forget(key: &(String, String)) -> bool {
+    let mut leases = LEASES.lock().expect("media lease lock");
+    match leases.get_mut(key) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            false
+        }
+        Some(_) => {
+            leases.remove(key);
+            true
+        }
+        None => true,
+    }
+}
+
+/// Check that `media` is shaped like a reference the gateway makes (a digest name, 1 byte to
+/// 8 MiB), without reading it.
+pub fn check_ref(media: &MediaRef) -> Result<(), RpcError> {
+    if !is_digest_name(&media.object) {
+        return Err(RpcError::invalid(
+            "media.object",
+            "expected the lowercase hex SHA-256 of the bytes",
+        ));
+    }
+    if media.size == 0 || media.size > MAX_MEDIA_BYTES as u64 {
+        return Err(RpcError::new(
+            ErrorCode::MediaTooLarge,
+            "media: empty or over 8 MiB",
+        ));
+    }
+    Ok(())
+}
 
 /// True when `name` is a lowercase hex SHA-256.
 fn is_digest_name(name: &str) -> bool {
@@ -22,24 +113,29 @@ fn invalid(why: &str) -> RpcError {
     RpcError::new(ErrorCode::InvalidMedia, format!("media: {why}"))
 }
 
-/// Read the object `media` names and check it is exactly the bytes it claims to be.
+/// Read the object `media` names, within [`FETCH_TIMEOUT`], and check it is exactly the bytes
+/// it claims to be (its size and its SHA-256, which is its name).
 pub async fn fetch(
     nats: &async_nats::Client,
     subjects: &Subjects,
     media: &MediaRef,
 ) -> Result<Bytes, RpcError> {
-    if !is_digest_name(&media.object) {
-        return Err(RpcError::invalid(
-            "media.object",
-            "expected the lowercase hex SHA-256 of the bytes",
-        ));
-    }
-    if media.size == 0 || media.size > MAX_MEDIA_BYTES as u64 {
-        return Err(RpcError::new(
-            ErrorCode::MediaTooLarge,
-            "media: empty or over 8 MiB",
-        ));
-    }
+    check_ref(media)?;
+    tokio::time::timeout(FETCH_TIMEOUT, read(nats, subjects, media))
+        .await
+        .unwrap_or_else(|_| {
+            tracing::debug!("media object not read in time");
+            Err(invalid(
+                "the bytes did not arrive in time; send the request again",
+            ))
+        })
+}
+
+async fn read(
+    nats: &async_nats::Client,
+    subjects: &Subjects,
+    media: &MediaRef,
+) -> Result<Bytes, RpcError> {
     let js = jetstream::new(nats.clone());
     let store = js
         .get_object_store(subjects.media_bucket())
@@ -68,7 +164,7 @@ pub async fn fetch(
 }
 
 /// Delete the object (best effort: the bucket's short TTL removes what this misses).
-pub async fn discard(nats: &async_nats::Client, subjects: &Subjects, object: &str) {
+async fn discard(nats: &async_nats::Client, subjects: &Subjects, object: &str) {
     let js = jetstream::new(nats.clone());
     match js.get_object_store(subjects.media_bucket()).await {
         Ok(store) => {
@@ -89,5 +185,17 @@ mod tests {
         assert!(is_digest_name(&hex::encode(Sha256::digest(b"x"))));
         assert!(!is_digest_name("../etc/passwd"));
         assert!(!is_digest_name(&"A".repeat(64)));
+    }
+
+    #[test]
+    fn only_the_last_lease_on_a_name_may_delete() {
+        let key = ("bucket-t".to_owned(), "obj-t".to_owned());
+        for _ in 0..3 {
+            *LEASES.lock().unwrap().entry(key.clone()).or_default() += 1;
+        }
+        assert!(!forget(&key));
+        assert!(!forget(&key));
+        assert!(forget(&key));
+        assert!(!LEASES.lock().unwrap().contains_key(&key));
     }
 }

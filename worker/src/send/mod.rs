@@ -2,8 +2,9 @@
 //! media bytes from the object store ([`media`]), the outbox behind `unconfirmed_sends`
 //! ([`outbox`]), start-up recovery ([`recovery`]) and what connectors transmit ([`outbound`]).
 //!
-//! One send, in order, each step committed before the next: gates → media read and verified →
-//! reserve the key (or replay its saved outcome) → `transmitting` + outbox row → connector →
+//! One send, in order, each step committed before the next: gates → a key already journaled
+//! replays its saved outcome (never reading media) → media read and verified → reserve the key
+//! → `transmitting` + outbox row → connector →
 //! `accepted` (on WhatsApp's ack) / `failed` (nothing left) / `outcome_unknown` (anything
 //! after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
 //! wait for its outcome and answer it with `duplicate: true`.
@@ -76,36 +77,30 @@ pub struct NewSend {
     pub payload: Payload,
 }
 
-/// Run one send through the gates, the journal and the connector.
+/// Run one send through the gates, the journal and the connector. A media send holds a
+/// [`media::Lease`] on its object from here to its answer, so no other request deletes the
+/// bytes while this one may still need them.
 pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
     gates::check_ids(&req.chat_id, &req.request_id)?;
     let object = match &req.payload {
-        Payload::Text(_) => None,
-        Payload::Media { media, .. } | Payload::Voice { media, .. } => Some(media),
+        Payload::Text(_) => return send(state, viewer, req).await,
+        Payload::Media { media, .. } | Payload::Voice { media, .. } => media,
     };
+    media::check_ref(object)?;
+    let lease = media::Lease::take(&state.subjects, &object.object);
+    let answer = send(state, viewer, req).await;
+    lease.release(&state.nats, &state.subjects).await;
+    answer
+}
+
+/// Gates → journal (a repeat is answered from it, without the bytes) → media bytes → connector.
+async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
     let mut db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-    let admitted = async {
-        let target = gates::target(&db, viewer, &req.chat_id)
-            .await
-            .map_err(|e| internal(&e))??;
-        gates::session(state.connector.as_ref(), &target.account_id)?;
-        let bytes = match object {
-            Some(m) => Some(media::fetch(&state.nats, &state.subjects, m).await?),
-            None => None,
-        };
-        Ok::<_, RpcError>((target, bytes))
-    }
-    .await;
-    let (target, bytes) = match admitted {
-        Ok(t) => t,
-        Err(e) => {
-            // Refused: the bytes will not be needed (the bucket's TTL is the fallback).
-            if let Some(m) = object {
-                media::discard(&state.nats, &state.subjects, &m.object).await;
-            }
-            return Err(e);
-        }
-    };
+    let target = gates::target(&db, viewer, &req.chat_id)
+        .await
+        .map_err(|e| internal(&e))??;
+    gates::session(state.connector.as_ref(), &target.account_id)?;
+    // Media enter the digest by their name (their SHA-256), so no bytes are needed yet.
     let digest = digest(req.tool, &target.chat_id, &req.payload);
     let wa_id = allocate_wa_id().map_err(|e| internal(&e))?;
     let message_id = target
@@ -122,12 +117,28 @@ pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<Send
         wa_id: &wa_id,
         message_id: &message_id,
     };
-    let reserved = journal::reserve(&mut db, &r).await;
-    if let Some(m) = object {
-        // Journaled with its digest (or answered from the journal): the bytes may go.
-        media::discard(&state.nats, &state.subjects, &m.object).await;
-    }
-    match reserved.map_err(|e| internal(&e))? {
+    let bytes = match &req.payload {
+        Payload::Text(_) => None,
+        Payload::Media { media, .. } | Payload::Voice { media, .. } => {
+            // A key already journaled is answered from the journal: its bytes are not needed
+            // (and may be gone). Only a new key reads them, with no pooled connection held.
+            if let Some(e) = journal::get(&db, r.connection_id, r.request_id)
+                .await
+                .map_err(|e| internal(&e))?
+            {
+                drop(db);
+                return replay(state, &r, e).await;
+            }
+            drop(db);
+            let data = media::fetch(&state.nats, &state.subjects, media).await?;
+            db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+            Some(data)
+        }
+    };
+    match journal::reserve(&mut db, &r)
+        .await
+        .map_err(|e| internal(&e))?
+    {
         Reserved::Full => {
             return Err(RpcError::new(
                 ErrorCode::SendJournalFull,

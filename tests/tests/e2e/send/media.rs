@@ -1,6 +1,6 @@
 //! Media sends: bytes come through the JetStream object store (named by their SHA-256), are
-//! checked against the reference, deleted once journaled, and transmitted with their kind
-//! (voice notes with the PTT flag).
+//! checked against the reference, deleted when the last request naming them ends, and
+//! transmitted with their kind (voice notes with the PTT flag).
 
 use async_nats::jetstream;
 use base64::Engine as _;
@@ -18,7 +18,7 @@ use wazap_tests::fixtures::jpeg_b64;
 use super::Sending;
 
 /// Put `bytes` into the media bucket under `name` (default: their SHA-256).
-async fn put(s: &Sending, bytes: &[u8], name: Option<&str>) -> anyhow::Result<MediaRef> {
+pub(super) async fn put(s: &Sending, bytes: &[u8], name: Option<&str>) -> anyhow::Result<MediaRef> {
     let js = jetstream::new(s.stack.nats.clone());
     let store = js
         .create_object_store(jetstream::object_store::Config {
@@ -35,7 +35,7 @@ async fn put(s: &Sending, bytes: &[u8], name: Option<&str>) -> anyhow::Result<Me
     })
 }
 
-async fn exists(s: &Sending, object: &str) -> anyhow::Result<bool> {
+pub(super) async fn exists(s: &Sending, object: &str) -> anyhow::Result<bool> {
     let js = jetstream::new(s.stack.nats.clone());
     let store = js.get_object_store(s.stack.subjects.media_bucket()).await?;
     Ok(store.info(object).await.is_ok_and(|i| !i.deleted))
@@ -119,10 +119,17 @@ async fn photo_and_voice_note_travel_through_the_object_store() -> anyhow::Resul
         .expect("voice note archived");
     assert_eq!(note.kind, MessageType::Voice);
 
-    // A replay needs the bytes again (the gateway re-puts them) and transmits nothing.
-    let m = put(&s, &jpeg, None).await?;
-    let again = send_media(&s, &media_with_caption(req.clone(), m)).await?;
+    // A replay is answered from the journal: the bytes (deleted by now) are not needed, and
+    // nothing is transmitted again.
+    assert!(!exists(&s, &req.media.object).await?);
+    let again = send_media(&s, &req).await?;
     assert!(again.duplicate);
+    assert_eq!(again.message_id, r.message_id);
+    // The gateway may put them again for a repeat; the worker still transmits nothing.
+    let m = put(&s, &jpeg, None).await?;
+    let again = send_media(&s, &media_with_caption(req.clone(), m.clone())).await?;
+    assert!(again.duplicate);
+    assert!(!exists(&s, &m.object).await?, "a replay's bytes go too");
     assert_eq!(s.transmissions().await?.len(), 2);
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Sending, end to end on the worker side: the journal (replay, conflict, simultaneous calls,
-//! the key cap, a crash after transmission), the gates, media through the object store, the
-//! outbox behind `unconfirmed_sends`, and that nothing sent ever shows in logs or errors. The
-//! worker's send ops are driven over NATS with a verified grant, as the gateway forwards them.
+//! the key cap, a crash after transmission), the gates, media through the object store (also
+//! shared by simultaneous requests), the outbox behind `unconfirmed_sends`, and that nothing
+//! sent ever shows in logs or errors. The worker's send ops are driven over NATS with a
+//! verified grant, as the gateway forwards them.
 
 mod api;
 mod crash;
@@ -9,6 +10,7 @@ mod gates;
 mod journal;
 mod leak;
 mod media;
+mod simultaneous;
 
 use std::time::Duration;
 
