@@ -2,12 +2,17 @@
 //! Postgres (so it survives `crash_after_transmit`, which aborts the worker process), and the
 //! own-message echo into the archive on acknowledgement, through the live ingest path with the
 //! allocated WhatsApp id — as the real connector would observe it.
+//!
+//! The log is written by one background task, in transmission order, off the send's critical
+//! path; reading it ([`SimSender::transmissions`]) first waits for every row queued before, and
+//! a `crash_after_transmit` send waits for its row before the abort.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use chrono::Utc;
 use deadpool_postgres::Pool;
+use tokio::sync::{mpsc, oneshot};
 use wazap_shared::RpcError;
 use wazap_shared::wire::send::MediaKind;
 use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions};
@@ -19,11 +24,33 @@ use crate::send::outbound::{OutboundContent, OutboundMessage, SendAck, SendError
 /// How long a `no_ack` send waits for the ack that never comes, unless the fault says.
 const DEFAULT_NO_ACK_WAIT: Duration = Duration::from_secs(10);
 
+/// One transmission-log row (no text, no bytes).
+struct LogRow {
+    account_id: String,
+    recipient: String,
+    wa_id: String,
+    kind: &'static str,
+    mime: Option<String>,
+    size: Option<i64>,
+    ptt: bool,
+    caption: bool,
+}
+
+/// What the log writer is asked.
+enum LogJob {
+    /// Append a row.
+    Row(LogRow),
+    /// Answer once every row queued before is written.
+    Flush(oneshot::Sender<()>),
+}
+
 /// The send side of the sim.
 pub(super) struct SimSender {
     archive: Archive,
     pool: Pool,
     armed: Mutex<Option<ArmSendFault>>,
+    /// The log writer's queue, started on first use.
+    log: OnceLock<mpsc::UnboundedSender<LogJob>>,
 }
 
 impl SimSender {
@@ -33,6 +60,24 @@ impl SimSender {
             archive,
             pool,
             armed: Mutex::new(None),
+            log: OnceLock::new(),
+        }
+    }
+
+    /// The log writer's queue (spawning the writer on first use).
+    fn log(&self) -> &mpsc::UnboundedSender<LogJob> {
+        self.log.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(write_log(self.pool.clone(), rx));
+            tx
+        })
+    }
+
+    /// Wait until every row queued so far is in Postgres.
+    async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.log().send(LogJob::Flush(tx)).is_ok() {
+            let _ = rx.await;
         }
     }
 
@@ -61,10 +106,10 @@ impl SimSender {
                 "sim: the upload failed (armed fault)"
             )));
         }
-        self.record(&msg)
-            .await
-            .map_err(SendError::BeforeTransmission)?;
+        self.record(&msg).map_err(SendError::BeforeTransmission)?;
         if fault.crash_after_transmit {
+            // The log must tell the truth after the abort.
+            self.flush().await;
             tracing::warn!(
                 wa_id = %msg.wa_id,
                 "sim: aborting the worker right after transmission (armed fault)"
@@ -90,10 +135,9 @@ impl SimSender {
         Ok(SendAck { at: Utc::now() })
     }
 
-    /// Append `msg` to the transmission log (no text, no bytes).
-    async fn record(&self, msg: &OutboundMessage) -> anyhow::Result<()> {
-        let (mime, size, ptt, caption): (Option<&str>, Option<i64>, bool, bool) = match &msg.content
-        {
+    /// Queue `msg` for the transmission log (no text, no bytes).
+    fn record(&self, msg: &OutboundMessage) -> anyhow::Result<()> {
+        let (mime, size, ptt, caption) = match &msg.content {
             OutboundContent::Text(_) => (None, None, false, false),
             OutboundContent::Media {
                 mime_type,
@@ -101,35 +145,30 @@ impl SimSender {
                 caption,
                 ..
             } => (
-                Some(mime_type),
+                Some(mime_type.clone()),
                 Some(data.len() as i64),
                 false,
                 caption.as_deref().is_some_and(|c| !c.is_empty()),
             ),
-            OutboundContent::Voice { data, .. } => {
-                (Some("audio/ogg"), Some(data.len() as i64), true, false)
-            }
+            OutboundContent::Voice { data, .. } => (
+                Some("audio/ogg".to_owned()),
+                Some(data.len() as i64),
+                true,
+                false,
+            ),
         };
-        self.pool
-            .get()
-            .await?
-            .execute(
-                "insert into sim_transmissions
-                   (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
-                 values ($1, $2, $3, $4, $5, $6, $7, $8)",
-                &[
-                    &msg.account_id,
-                    &msg.recipient,
-                    &msg.wa_id,
-                    &msg.content.kind_name(),
-                    &mime,
-                    &size,
-                    &ptt,
-                    &caption,
-                ],
-            )
-            .await?;
-        Ok(())
+        self.log()
+            .send(LogJob::Row(LogRow {
+                account_id: msg.account_id.clone(),
+                recipient: msg.recipient.clone(),
+                wa_id: msg.wa_id.clone(),
+                kind: msg.content.kind_name(),
+                mime,
+                size,
+                ptt,
+                caption,
+            }))
+            .map_err(|_| anyhow::anyhow!("sim: the transmission log writer stopped"))
     }
 
     /// Deliver the own-message echo into the archive as `from_me`.
@@ -178,8 +217,9 @@ impl SimSender {
         }
     }
 
-    /// The transmission log, oldest first.
+    /// The transmission log, oldest first (after every queued row is written).
     pub(super) async fn transmissions(&self) -> Result<Transmissions, RpcError> {
+        self.flush().await;
         let run = async {
             let rows = self
                 .pool
@@ -209,6 +249,44 @@ impl SimSender {
         run.await
             .map(|transmissions| Transmissions { transmissions })
             .map_err(|e| crate::archive::read::internal("sim: transmissions", &e))
+    }
+}
+
+/// Write queued rows in order; a row that cannot be written is logged (by SQLSTATE) and dropped.
+async fn write_log(pool: Pool, mut jobs: mpsc::UnboundedReceiver<LogJob>) {
+    while let Some(job) = jobs.recv().await {
+        match job {
+            LogJob::Flush(done) => {
+                let _ = done.send(());
+            }
+            LogJob::Row(r) => {
+                let written = async {
+                    pool.get()
+                        .await?
+                        .execute(
+                            "insert into sim_transmissions
+                               (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
+                             values ($1, $2, $3, $4, $5, $6, $7, $8)",
+                            &[
+                                &r.account_id,
+                                &r.recipient,
+                                &r.wa_id,
+                                &r.kind,
+                                &r.mime,
+                                &r.size,
+                                &r.ptt,
+                                &r.caption,
+                            ],
+                        )
+                        .await?;
+                    anyhow::Ok(())
+                }
+                .await;
+                if let Err(e) = written {
+                    crate::archive::read::internal("sim: transmission log", &e);
+                }
+            }
+        }
     }
 }
 

@@ -8,7 +8,6 @@ use wazap_shared::wire::SyncState;
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::archive::ids::IdKey;
-use crate::archive::read::{self, ChatRef};
 use crate::connector::Connector;
 use crate::viewer::Viewer;
 
@@ -49,41 +48,55 @@ pub fn check_request_id(request_id: &str) -> Result<(), RpcError> {
 }
 
 /// The chat behind `chat_id` when the viewer may read it (else `chat_not_found`, the same as
-/// for a chat that does not exist) and send to it (else `send_not_permitted`).
+/// for a chat that does not exist) and send to it (else `send_not_permitted`). One query: the
+/// chat (of any account, or the chat a merged id now lives in), its JID and the id key.
 pub async fn target(
     db: &impl GenericClient,
     viewer: &Viewer,
     chat_id: &str,
 ) -> anyhow::Result<Result<Target, RpcError>> {
-    let Some(found) = read::find_chat(db, None, &ChatRef::Opaque(chat_id.to_owned())).await? else {
+    let stmt = db
+        .prepare_cached(
+            // The default account's chat or merged id first; another account's only when that
+            // finds nothing (the appended scans stop at the first row).
+            "select f.account_id, f.chat_id, f.jid, m.id_key
+               from (select account_id, chat_id, jid from chats
+                      where account_id = $2 and chat_id = $1
+                     union all
+                     select c.account_id, c.chat_id, c.jid from chat_merges g
+                       join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
+                      where g.account_id = $2 and g.from_chat_id = $1
+                     union all
+                     select account_id, chat_id, jid from chats where chat_id = $1
+                     union all
+                     select c.account_id, c.chat_id, c.jid from chat_merges g
+                       join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
+                      where g.from_chat_id = $1
+                     limit 1) f
+              cross join archive_meta m",
+        )
+        .await?;
+    let Some(row) = db
+        .query_opt(&stmt, &[&chat_id, &wazap_shared::ids::DEFAULT_ACCOUNT])
+        .await?
+    else {
         return Ok(Err(not_found()));
     };
-    if !viewer.can_read_chat(&found.chat_id) {
+    let found_chat: String = row.try_get(1)?;
+    if !viewer.can_read_chat(&found_chat) {
         return Ok(Err(not_found()));
     }
-    if !viewer.may_send_to(&found.chat_id) {
+    if !viewer.may_send_to(&found_chat) {
         return Ok(Err(RpcError::new(
             ErrorCode::SendNotPermitted,
             "this connection may not send to this chat; the owner can allow it",
         )));
     }
-    let stmt = db
-        .prepare_cached(
-            "select c.jid, m.id_key from chats c cross join archive_meta m
-             where c.account_id = $1 and c.chat_id = $2",
-        )
-        .await?;
-    let Some(row) = db
-        .query_opt(&stmt, &[&found.account_id, &found.chat_id])
-        .await?
-    else {
-        return Ok(Err(not_found()));
-    };
     Ok(Ok(Target {
-        recipient: row.try_get(0)?,
-        key: IdKey::new(row.try_get::<_, &[u8]>(1)?),
-        account_id: found.account_id,
-        chat_id: found.chat_id,
+        account_id: row.try_get(0)?,
+        recipient: row.try_get(2)?,
+        key: IdKey::new(row.try_get::<_, &[u8]>(3)?),
+        chat_id: found_chat,
     }))
 }
 

@@ -153,25 +153,33 @@ pub async fn get(
 
 /// Reserve the key, durably, or report the existing row or a full journal. Simultaneous
 /// reservations of one key serialise on its primary key: exactly one gets [`Reserved::New`].
+/// The row and the key count go in one statement (the count moves only when the row is new),
+/// inside a transaction that is rolled back when the count is at [`JOURNAL_CAP`].
 pub async fn reserve(
     db: &mut deadpool_postgres::Client,
     r: &Reservation<'_>,
 ) -> anyhow::Result<Reserved> {
-    if let Some(e) = get(&*db, r.connection_id, r.request_id).await? {
-        return Ok(Reserved::Existing(e));
-    }
     let tx = db.transaction().await?;
-    let insert = tx
+    let stmt = tx
         .prepare_cached(
-            "insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
-                 digest, recipient, wa_id, message_id, state)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved')
-             on conflict do nothing",
+            "with j as (
+               insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
+                   digest, recipient, wa_id, message_id, state)
+               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved')
+               on conflict do nothing
+               returning 1),
+             k as (
+               insert into send_journal_keys (connection_id, keys)
+               select $1, 1 where exists (select 1 from j)
+               on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
+                 where send_journal_keys.keys < $10
+               returning 1)
+             select exists (select 1 from j), exists (select 1 from k)",
         )
         .await?;
-    let n = tx
-        .execute(
-            &insert,
+    let row = tx
+        .query_one(
+            &stmt,
             &[
                 &r.connection_id,
                 &r.request_id,
@@ -182,30 +190,20 @@ pub async fn reserve(
                 &r.recipient,
                 &r.wa_id,
                 &r.message_id,
+                &JOURNAL_CAP,
             ],
         )
         .await?;
-    if n == 0 {
-        // Another call reserved it first (its transaction has committed by now).
+    let (inserted, counted): (bool, bool) = (row.try_get(0)?, row.try_get(1)?);
+    if !inserted {
+        // The key exists (a simultaneous call's transaction has committed by now).
         tx.rollback().await?;
         return match get(&*db, r.connection_id, r.request_id).await? {
             Some(e) => Ok(Reserved::Existing(e)),
             None => anyhow::bail!("a conflicting journal row vanished"),
         };
     }
-    let count = tx
-        .prepare_cached(
-            "insert into send_journal_keys (connection_id, keys) values ($1, 1)
-             on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
-               where send_journal_keys.keys < $2
-             returning keys",
-        )
-        .await?;
-    if tx
-        .query_opt(&count, &[&r.connection_id, &JOURNAL_CAP])
-        .await?
-        .is_none()
-    {
+    if !counted {
         tx.rollback().await?;
         return Ok(Reserved::Full);
     }
@@ -214,77 +212,72 @@ pub async fn reserve(
 }
 
 /// `reserved` → `transmitting`, with the outbox row holding `outbox_text` (if any), in one
-/// commit: after it, a crash reads as `outcome_unknown`.
+/// statement (one commit): after it, a crash reads as `outcome_unknown`.
 pub async fn mark_transmitting(
-    db: &mut deadpool_postgres::Client,
+    db: &impl GenericClient,
     r: &Reservation<'_>,
     outbox_text: Option<&str>,
 ) -> anyhow::Result<()> {
-    let tx = db.transaction().await?;
-    let up = tx
+    let stmt = db
         .prepare_cached(
-            "update send_journal set state = 'transmitting', updated_at = now()
-             where connection_id = $1 and request_id = $2 and state = 'reserved'",
+            "with u as (
+               update send_journal set state = 'transmitting', updated_at = now()
+               where connection_id = $1 and request_id = $2 and state = 'reserved'
+               returning connection_id, request_id, account_id, chat_id, message_id),
+             o as (
+               insert into send_outbox
+                 (connection_id, request_id, account_id, chat_id, message_id, text)
+               select connection_id, request_id, account_id, chat_id, message_id, $3::text
+                 from u where $3::text is not null
+               returning 1)
+             select (select count(*) from u), (select count(*) from o)",
         )
         .await?;
-    let n = tx.execute(&up, &[&r.connection_id, &r.request_id]).await?;
-    anyhow::ensure!(n == 1, "the reservation is no longer reserved");
-    if let Some(text) = outbox_text {
-        let ins = tx
-            .prepare_cached(
-                "insert into send_outbox
-                   (connection_id, request_id, account_id, chat_id, message_id, text)
-                 values ($1, $2, $3, $4, $5, $6)",
-            )
-            .await?;
-        tx.execute(
-            &ins,
-            &[
-                &r.connection_id,
-                &r.request_id,
-                &r.account_id,
-                &r.chat_id,
-                &r.message_id,
-                &text,
-            ],
-        )
+    let row = db
+        .query_one(&stmt, &[&r.connection_id, &r.request_id, &outbox_text])
         .await?;
-    }
-    tx.commit().await?;
+    anyhow::ensure!(
+        row.try_get::<_, i64>(0)? == 1,
+        "the reservation is no longer reserved"
+    );
     Ok(())
 }
 
 /// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a
-/// transmitting send. `accepted` and `failed` drop the outbox row in the same commit.
+/// transmitting send. `accepted` and `failed` drop the outbox row in the same statement.
 pub async fn finish(
-    db: &mut deadpool_postgres::Client,
+    db: &impl GenericClient,
     connection_id: &str,
     request_id: &str,
     state: JournalState,
     accepted_at: Option<DateTime<Utc>>,
 ) -> anyhow::Result<()> {
     debug_assert!(state.is_final());
-    let tx = db.transaction().await?;
-    let up = tx
+    let stmt = db
         .prepare_cached(
-            "update send_journal set state = $3, accepted_at = $4, updated_at = now()
-             where connection_id = $1 and request_id = $2 and state in ('reserved', 'transmitting')",
+            "with u as (
+               update send_journal set state = $3, accepted_at = $4, updated_at = now()
+               where connection_id = $1 and request_id = $2
+                 and state in ('reserved', 'transmitting')
+               returning connection_id, request_id),
+             d as (
+               delete from send_outbox o using u
+               where $3 <> 'outcome_unknown'
+                 and o.connection_id = u.connection_id and o.request_id = u.request_id
+               returning 1)
+             select (select count(*) from u), (select count(*) from d)",
         )
         .await?;
-    let n = tx
-        .execute(
-            &up,
+    let row = db
+        .query_one(
+            &stmt,
             &[&connection_id, &request_id, &state.as_str(), &accepted_at],
         )
         .await?;
-    anyhow::ensure!(n == 1, "the send was no longer in flight");
-    if state != JournalState::OutcomeUnknown {
-        let del = tx
-            .prepare_cached("delete from send_outbox where connection_id = $1 and request_id = $2")
-            .await?;
-        tx.execute(&del, &[&connection_id, &request_id]).await?;
-    }
-    tx.commit().await?;
+    anyhow::ensure!(
+        row.try_get::<_, i64>(0)? == 1,
+        "the send was no longer in flight"
+    );
     Ok(())
 }
 

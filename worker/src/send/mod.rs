@@ -180,10 +180,10 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         OutboundContent::Media { caption, .. } => caption.clone().unwrap_or_default(),
         OutboundContent::Voice { .. } => String::new(),
     };
-    if let Err(e) = journal::mark_transmitting(&mut db, &r, Some(&outbox_text)).await {
+    if let Err(e) = journal::mark_transmitting(&db, &r, Some(&outbox_text)).await {
         // Nothing left: settle it as failed if the database lets us (else recovery will).
         let _ = journal::finish(
-            &mut db,
+            &db,
             r.connection_id,
             r.request_id,
             JournalState::Failed,
@@ -247,8 +247,8 @@ async fn record(
     accepted_at: Option<chrono::DateTime<chrono::Utc>>,
 ) -> JournalState {
     let result = async {
-        let mut db = state.db.get().await?;
-        journal::finish(&mut db, r.connection_id, r.request_id, wanted, accepted_at).await?;
+        let db = state.db.get().await?;
+        journal::finish(&db, r.connection_id, r.request_id, wanted, accepted_at).await?;
         anyhow::Ok(())
     }
     .await;
@@ -256,9 +256,9 @@ async fn record(
         Ok(()) => wanted,
         Err(e) => {
             crate::archive::read::internal("send: journal outcome", &e);
-            if let Ok(mut db) = state.db.get().await {
+            if let Ok(db) = state.db.get().await {
                 let _ = journal::finish(
-                    &mut db,
+                    &db,
                     r.connection_id,
                     r.request_id,
                     JournalState::OutcomeUnknown,
