@@ -121,6 +121,46 @@ pub(crate) async fn run_reads(
     Ok(())
 }
 
+/// Measure `tools/list` through the gateway (no worker involved), to show what the HTTP and MCP
+/// layers cost on their own.
+pub(crate) async fn run_gateway_only(
+    url: &str,
+    token: &str,
+    args: &Args,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let clients = [
+        crate::raw_mcp::RawMcp::new(url, token)?,
+        crate::raw_mcp::RawMcp::new(url, token)?,
+    ];
+    for c in &clients {
+        for _ in 0..(args.requests / 20).max(5) {
+            c.list_tools().await?;
+        }
+    }
+    let started = Instant::now();
+    let runs = clients.iter().map(|c| async move {
+        let mut times = Vec::with_capacity(args.requests / 2);
+        for _ in 0..args.requests / 2 {
+            let t = Instant::now();
+            c.list_tools().await?;
+            times.push(t.elapsed());
+        }
+        Ok::<_, anyhow::Error>(times)
+    });
+    let mut times: Vec<Duration> = Vec::new();
+    for t in futures::future::try_join_all(runs).await? {
+        times.extend(t);
+    }
+    let l = summarise(times, started.elapsed().as_secs_f64());
+    report.latencies.push(Latency {
+        name: "tools/list, gateway only (HTTP + auth + rmcp, no NATS)".into(),
+        budget: "(for attribution)",
+        ..l
+    });
+    Ok(())
+}
+
 /// Measure `read_messages` as the worker alone answers it (NATS request/reply, no HTTP or MCP),
 /// to show how the end-to-end time divides between the gateway and the worker.
 pub(crate) async fn run_rpc(

@@ -50,6 +50,7 @@ async fn main() -> anyhow::Result<()> {
     let mut report = latency::Report::new(&args, ingest);
     latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
     latency::run_rpc(&stack, &connection, &args, &mut report).await?;
+    latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
     let search = search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?;
     // Printed now, so a later phase that fails or hangs does not take these figures with it.
     report.print();

@@ -27,10 +27,18 @@ impl RawMcp {
 
     /// Call `tool`; fails on an HTTP error, a JSON-RPC error or an `isError` result.
     pub(crate) async fn call(&self, tool: &str, args: &Value) -> anyhow::Result<()> {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": args},
-        });
+        self.request("tools/call", json!({"name": tool, "arguments": args}), tool)
+            .await
+    }
+
+    /// `tools/list`: everything the gateway does for a request (HTTP, guards, bearer check,
+    /// rmcp) without a NATS hop, for attribution.
+    pub(crate) async fn list_tools(&self) -> anyhow::Result<()> {
+        self.request("tools/list", json!({}), "tools/list").await
+    }
+
+    async fn request(&self, method: &str, params: Value, what: &str) -> anyhow::Result<()> {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let resp = self
             .http
             .post(&self.url)
@@ -40,12 +48,12 @@ impl RawMcp {
             .json(&body)
             .send()
             .await?;
-        anyhow::ensure!(resp.status().is_success(), "{tool}: HTTP {}", resp.status());
+        anyhow::ensure!(resp.status().is_success(), "{what}: HTTP {}", resp.status());
         let v: Value = resp.json().await?;
-        anyhow::ensure!(v.get("error").is_none(), "{tool}: {}", v["error"]);
+        anyhow::ensure!(v.get("error").is_none(), "{what}: {}", v["error"]);
         anyhow::ensure!(
             v["result"]["isError"] != true,
-            "{tool} failed: {}",
+            "{what} failed: {}",
             v["result"]["content"]
         );
         Ok(())
