@@ -115,6 +115,7 @@ pub(crate) async fn run(
             )
             .await?
             .get(0);
+        eprintln!("wazap-bench: search_messages, {} ({hits} hits)", case.label);
         let args = json!({"query": case.query, "limit": 20});
         let l = measure(url, token, "search_messages", &args, requests).await?;
         let name = format!("search_messages, {} ({hits} hits, 20 newest)", case.label);
@@ -156,7 +157,11 @@ pub(crate) async fn run(
         }
         figures.plans.push((case.label.into(), hits, plan));
     }
-    attachment(url, token, requests, report).await?;
+    // A failing get_attachment (e.g. the media store unavailable) must not lose the rest.
+    if let Err(e) = attachment(url, token, requests, report).await {
+        eprintln!("wazap-bench: get_attachment: {e:#}");
+        figures.warnings.push(format!("get_attachment not measured: {e:#}"));
+    }
     Ok(figures)
 }
 
@@ -167,6 +172,7 @@ async fn attachment(
     requests: usize,
     report: &mut Report,
 ) -> anyhow::Result<()> {
+    eprintln!("wazap-bench: get_attachment");
     let mcp = Mcp::connect(url, token).await?;
     let found = mcp
         .call(
