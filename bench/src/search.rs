@@ -19,10 +19,11 @@ const CONFIG: &str = "wazap_search";
 /// no filter (worker/src/archive/read/search.rs `messages`, scope conditions `true`): first the
 /// word index, capped at 1,000 hits; for a word with that many, a walk newest first.
 /// $1 account, $2 the tsquery text, $3 the limit.
-const BY_WORD_SQL: &str = "with w as materialized (
+const BY_WORD_SQL: &str = "with s as materialized (select to_tsquery('wazap_search', $2) as q),
+  w as materialized (
     select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
            m.sender_name, m.sender_chat_id, m.text, s.q
-      from messages m, (select to_tsquery('wazap_search', $2) as q) s
+      from messages m, s
      where m.account_id = $1 and m.search @@ s.q and not m.private and true and true
      limit 1000)
   select h.message_id, h.ts, ts_headline('wazap_search', h.text, h.q), n.count
@@ -160,7 +161,9 @@ pub(crate) async fn run(
     // A failing get_attachment (e.g. the media store unavailable) must not lose the rest.
     if let Err(e) = attachment(url, token, requests, report).await {
         eprintln!("wazap-bench: get_attachment: {e:#}");
-        figures.warnings.push(format!("get_attachment not measured: {e:#}"));
+        figures
+            .warnings
+            .push(format!("get_attachment not measured: {e:#}"));
     }
     Ok(figures)
 }
