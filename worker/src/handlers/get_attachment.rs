@@ -41,11 +41,7 @@ pub async fn handle(
         Some(n) if (1..=MAX_ATTACHMENT_BYTES).contains(&n) => n,
         Some(_) => return Err(RpcError::invalid("max_bytes", "expected 1–8388608")),
     };
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let found = search::attachment(&db, viewer, &req.attachment_id)
         .await
         .map_err(|e| read::internal(CONTEXT, &e))?
@@ -75,11 +71,7 @@ pub async fn handle(
                          cannot provide them now)",
                     )
                 })?;
-            let db = state
-                .db
-                .get()
-                .await
-                .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+            let db = read::connection(&state.db, CONTEXT).await?;
             search::cache_bytes(&db, &found.account_id, &found.attachment_id, &downloaded)
                 .await
                 .map_err(|e| read::internal(CONTEXT, &e))?;

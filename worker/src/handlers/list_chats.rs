@@ -31,11 +31,7 @@ pub async fn handle(
     if req.query.as_ref().is_some_and(|q| q.chars().count() > 256) {
         return Err(RpcError::invalid("query", "at most 256 characters"));
     }
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
     let q = ChatQuery {
         query: req.query,

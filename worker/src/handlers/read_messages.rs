@@ -72,11 +72,7 @@ pub async fn handle(
             "expected a chat_id, a phone number or \"status\"",
         ));
     };
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let requested = match &req.account_id {
         Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
         None => None,
@@ -149,11 +145,7 @@ pub async fn handle(
             asked_phone: true,
             received,
         });
-        let db = state
-            .db
-            .get()
-            .await
-            .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+        let db = read::connection(&state.db, CONTEXT).await?;
         if received > 0 {
             found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
                 .await

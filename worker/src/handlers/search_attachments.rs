@@ -65,11 +65,7 @@ pub async fn handle(
     {
         return Err(RpcError::invalid("before", "expected an attachment_id"));
     }
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let (account, chat) = scope_chat(
         &db,
         viewer,

@@ -22,11 +22,7 @@ pub async fn handle(
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = read::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
     let rows = read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
         .await

@@ -19,11 +19,7 @@ pub async fn handle(
 ) -> Result<SearchGroupsResponse, RpcError> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = read::query(&req.query, "part of a group's name")?;
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
     let rows = read::chats::search_groups(&db, viewer, &account, text, limit)
         .await

@@ -53,11 +53,7 @@ pub async fn handle(
             }
         },
     };
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e.into()))?;
+    let db = read::connection(&state.db, CONTEXT).await?;
     let requested = match &req.account_id {
         Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
         None => None,

@@ -215,6 +215,14 @@ pub(crate) async fn account(
     }
 }
 
+/// A pooled connection for a read; a pool failure is `internal` (logged once with `context`).
+pub(crate) async fn connection(
+    pool: &deadpool_postgres::Pool,
+    context: &'static str,
+) -> Result<deadpool_postgres::Client, RpcError> {
+    pool.get().await.map_err(|e| internal(context, &e.into()))
+}
+
 /// A `limit` argument: `default` when absent, else 1…`max`.
 pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, RpcError> {
     match value {
