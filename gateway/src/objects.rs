@@ -12,8 +12,6 @@ use tokio::sync::{Mutex, OnceCell};
 use wazap_shared::wire::send::MediaRef;
 use wazap_shared::{ErrorCode, RpcError};
 
-/// How long an object waits for the worker before JetStream drops it.
-const MEDIA_TTL: Duration = Duration::from_secs(3600);
 /// Longest wait for opening the bucket or storing one object.
 const STORE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -84,25 +82,9 @@ impl MediaStore {
         }
     }
 
-    /// Open the bucket, creating it when it does not exist yet (another gateway or the worker
-    /// may create it at the same moment: then open it again).
+    /// Open the bucket, creating it when it does not exist yet.
     async fn open(&self) -> Result<object_store::ObjectStore, async_nats::Error> {
-        if let Ok(store) = self.js.get_object_store(&self.bucket).await {
-            return Ok(store);
-        }
-        let created = self
-            .js
-            .create_object_store(object_store::Config {
-                bucket: self.bucket.clone(),
-                description: Some("wazap media waiting for the worker".into()),
-                max_age: MEDIA_TTL,
-                ..Default::default()
-            })
-            .await;
-        match created {
-            Ok(store) => Ok(store),
-            Err(_) => Ok(self.js.get_object_store(&self.bucket).await?),
-        }
+        wazap_shared::bus::media_store(&self.js, &self.bucket).await
     }
 }
 

@@ -141,6 +141,33 @@ pub fn encode_reply<T: Serialize>(reply: &Reply<T>) -> bytes::Bytes {
         .into()
 }
 
+/// How long media bytes wait in the object store between gateway and worker (either way).
+pub const MEDIA_TTL: Duration = Duration::from_secs(3600);
+
+/// Open the media bucket `bucket` ([`Subjects::media_bucket`]), creating it with a
+/// [`MEDIA_TTL`] when it does not exist yet. Gateways and the worker may race to create it:
+/// the loser opens what the winner made.
+pub async fn media_store(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+) -> Result<async_nats::jetstream::object_store::ObjectStore, async_nats::Error> {
+    if let Ok(store) = js.get_object_store(bucket).await {
+        return Ok(store);
+    }
+    let created = js
+        .create_object_store(async_nats::jetstream::object_store::Config {
+            bucket: bucket.to_owned(),
+            description: Some("wazap media between gateways and the worker".into()),
+            max_age: MEDIA_TTL,
+            ..Default::default()
+        })
+        .await;
+    match created {
+        Ok(store) => Ok(store),
+        Err(_) => Ok(js.get_object_store(bucket).await?),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

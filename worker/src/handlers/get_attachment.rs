@@ -4,9 +4,7 @@
 //! reply carries only the reference. Files of `#private` messages, stories and chats outside
 //! the read scope are `not_found`.
 
-use std::time::Duration;
-
-use async_nats::jetstream::{self, object_store};
+use async_nats::jetstream;
 use sha2::{Digest as _, Sha256};
 use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
 use wazap_shared::wire::search::{
@@ -21,8 +19,6 @@ use crate::state::AppState;
 use crate::viewer::Viewer;
 
 const CONTEXT: &str = "get_attachment";
-/// How long an object waits for the gateway (the same bucket settings the gateway uses).
-const MEDIA_TTL: Duration = Duration::from_secs(3600);
 
 /// Fetch one attachment into the object store.
 pub async fn handle(
@@ -117,28 +113,9 @@ async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, RpcError> {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let object = format!("out-{}-{}", hex(&Sha256::digest(bytes)), hex(&nonce));
     let js = jetstream::new(state.nats.clone());
-    let bucket = state.subjects.media_bucket();
-    let store = match js.get_object_store(&bucket).await {
-        Ok(s) => s,
-        Err(_) => {
-            let created = js
-                .create_object_store(object_store::Config {
-                    bucket: bucket.clone(),
-                    description: Some("wazap media waiting for the worker".into()),
-                    max_age: MEDIA_TTL,
-                    ..Default::default()
-                })
-                .await;
-            match created {
-                Ok(s) => s,
-                // Created by someone else meanwhile: open it.
-                Err(_) => js
-                    .get_object_store(&bucket)
-                    .await
-                    .map_err(|e| unavailable(&e))?,
-            }
-        }
-    };
+    let store = wazap_shared::bus::media_store(&js, &state.subjects.media_bucket())
+        .await
+        .map_err(|e| unavailable(&e))?;
     let mut reader = bytes;
     store
         .put(object.as_str(), &mut reader)
