@@ -17,6 +17,9 @@ use crate::archive::Archive;
 use crate::config::ConnectorKind;
 use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
+pub use account::{AccountAction, ControlError, PairingInfo};
+
+pub mod account;
 pub mod demo;
 pub mod demo_data;
 pub mod inbound;
@@ -58,6 +61,27 @@ pub trait Connector: Send + Sync + 'static {
     /// [`SendError::CannotSend`] and [`SendError::BeforeTransmission`] mean nothing did;
     /// [`SendError::AfterTransmission`] and [`SendError::NoAck`] mean it may have.
     fn send(&self, message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>>;
+
+    /// What the dashboard shows to link a phone to `account_id` right now.
+    fn pairing(&self, account_id: &str) -> PairingInfo {
+        let _ = account_id;
+        PairingInfo::default()
+    }
+
+    /// Carry out an owner action on `account_id`; connectors that cannot refuse with
+    /// [`ControlError::NotNow`].
+    fn control(
+        &self,
+        account_id: &str,
+        action: AccountAction,
+    ) -> BoxFuture<'_, Result<(), ControlError>> {
+        let _ = (account_id, action);
+        Box::pin(async {
+            Err(ControlError::NotNow(
+                "this connector has no account to control",
+            ))
+        })
+    }
 }
 
 /// A shared connector handle.
