@@ -30,6 +30,36 @@ pub mod op {
     pub const SEARCH_ATTACHMENTS: &str = "search_attachments";
     /// `get_attachment`.
     pub const GET_ATTACHMENT: &str = "get_attachment";
+    /// Owner dashboard/API ops (DESIGN §6): a session, not a grant; see `wire::owner`.
+    pub const OWNER_LOGIN: &str = "owner_login";
+    /// End an owner session.
+    pub const OWNER_LOGOUT: &str = "owner_logout";
+    /// An owner session's CSRF token.
+    pub const OWNER_SESSION: &str = "owner_session";
+    /// List AI connections.
+    pub const OWNER_LIST_CONNECTIONS: &str = "owner_list_connections";
+    /// Create an AI connection (token shown once).
+    pub const OWNER_CREATE_CONNECTION: &str = "owner_create_connection";
+    /// Rotate a connection's credential.
+    pub const OWNER_ROTATE_CONNECTION: &str = "owner_rotate_connection";
+    /// Change a connection's read scope.
+    pub const OWNER_SET_READ_SCOPE: &str = "owner_set_read_scope";
+    /// Revoke a connection.
+    pub const OWNER_REVOKE_CONNECTION: &str = "owner_revoke_connection";
+    /// Set a connection's send permission.
+    pub const OWNER_SET_SEND_PERMISSION: &str = "owner_set_send_permission";
+    /// Chats by name for the owner's editors.
+    pub const OWNER_LIST_CHATS: &str = "owner_list_chats";
+    /// The archive policy.
+    pub const OWNER_POLICY: &str = "owner_policy";
+    /// Change the archive policy.
+    pub const OWNER_SET_POLICY: &str = "owner_set_policy";
+    /// The linked account's state and pairing.
+    pub const OWNER_ACCOUNT: &str = "owner_account";
+    /// Pause, resume, unlink or pair the account.
+    pub const OWNER_ACCOUNT_ACTION: &str = "owner_account_action";
+    /// Recent send journal rows.
+    pub const OWNER_RECENT_SENDS: &str = "owner_recent_sends";
 }
 
 /// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).

@@ -22,8 +22,7 @@ pub const POOL_SIZE: usize = 16;
 /// on errors waiting cannot fix. Whatever it started is told to stop when it returns, also on
 /// error.
 ///
-/// `config.owner_password` is not used yet: bootstrapping the owner's dashboard password
-/// (argon2id, DESIGN §2) belongs to the owner-dashboard work.
+/// `config.owner_password` becomes the owner's dashboard password when none is set yet.
 pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
     // The archive writer and the connector run until `run` returns (also on error): after the
     // dispatcher has drained, so in-flight requests can still use them.
@@ -50,6 +49,12 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     let kid = grants::ensure_signing_key(&pool)
         .await
         .context("signing key")?;
+    if crate::owner::bootstrap_password(&pool, config.owner_password.as_deref())
+        .await
+        .context("owner password")?
+    {
+        tracing::info!("owner password set from WAZAP_OWNER_PASSWORD");
+    }
     let connector = connector::start(
         config.connector,
         archive.clone(),

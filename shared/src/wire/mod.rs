@@ -5,6 +5,7 @@
 
 pub mod grants;
 pub mod message;
+pub mod owner;
 pub mod read;
 pub mod search;
 pub mod send;

@@ -21,6 +21,8 @@ wazap-worker: the wazap worker (WhatsApp connection, archive, grants)
 usage:
   wazap-worker [serve]                 run the worker until SIGINT/SIGTERM
   wazap-worker migrate                 apply database migrations and exit
+  wazap-worker set-owner-password      read one line from stdin and make it the owner's
+                                       dashboard password (8+ characters); ends all sessions
   wazap-worker connection create --name NAME --kind local|remote --expires-in DURATION
                [--chats ID,...] [--except ID,...] [--since DATE] [--until DATE]
                                        create an AI connection; its token is printed once on
@@ -49,6 +51,8 @@ pub enum Command {
     Serve,
     /// Apply migrations and exit.
     Migrate,
+    /// Read the owner password from stdin and store it.
+    SetOwnerPassword,
     /// Print [`USAGE`].
     Help,
     /// `connection create`.
@@ -92,7 +96,10 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
     match words.as_slice() {
         [] | ["serve"] => Ok(Command::Serve),
         ["migrate"] => Ok(Command::Migrate),
-        ["serve" | "migrate", extra, ..] => Err(usage(format!("unexpected argument {extra}"))),
+        ["set-owner-password"] => Ok(Command::SetOwnerPassword),
+        ["serve" | "migrate" | "set-owner-password", extra, ..] => {
+            Err(usage(format!("unexpected argument {extra}")))
+        }
         ["connection", "create", rest @ ..] => create(rest),
         ["connection", "list"] => Ok(Command::ListConnections),
         ["connection", "list", extra, ..] => Err(usage(format!("unexpected argument {extra}"))),

@@ -27,6 +27,7 @@ pub async fn execute(command: Command, config: Config) -> ExitCode {
             server::run(config, shutdown).await
         }
         Command::Migrate => migrate(&config).await.map(|_| ()),
+        Command::SetOwnerPassword => set_owner_password(&config).await,
         Command::CreateConnection(args) => create(&config, args).await,
         Command::ListConnections => list(&config).await,
         Command::RevokeConnection { id } => revoke(&config, &id).await,
@@ -97,6 +98,22 @@ async fn create(config: &Config, args: CreateArgs) -> anyhow::Result<()> {
         conn.kind.as_str(),
         conn.expires_at.to_rfc3339()
     );
+    Ok(())
+}
+
+/// `set-owner-password`: one line from stdin (the newline dropped), never echoed or logged.
+async fn set_owner_password(config: &Config) -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
+    let mut line = String::new();
+    tokio::io::BufReader::new(tokio::io::stdin())
+        .take(crate::owner::password::MAX_BYTES as u64 + 2)
+        .read_line(&mut line)
+        .await?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    let pool = migrate(config).await?;
+    crate::owner::set_password(&pool, password).await?;
+    eprintln!("owner password set; every owner session has ended");
     Ok(())
 }
 

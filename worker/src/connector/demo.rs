@@ -39,6 +39,14 @@ impl Connector for DemoConnector {
     fn send(&self, _message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>> {
         Box::pin(async { Err(SendError::CannotSend(SyncState::Demo)) })
     }
+
+    /// Nothing to pair: the page says why (actions keep the trait's refusal, `NotNow`).
+    fn pairing(&self, _account_id: &str) -> super::PairingInfo {
+        super::PairingInfo {
+            detail: Some("demo: a built-in sample archive; no phone can be linked".into()),
+            ..Default::default()
+        }
+    }
 }
 
 /// Ingest the sample archive (dated relative to `now`) unless the default account already has

@@ -46,9 +46,9 @@ use wazap_shared::wire::sim::{
     SimAck, UpsertContact, UpsertGroup,
 };
 
-use super::Connector;
 use super::inbound::{direct_jid, story_to_inbound, to_inbound, to_inbound_all};
 use super::sim_send::SimSender;
+use super::{AccountAction, Connector, ControlError, PairingInfo};
 use crate::archive::jid::{Jid, JidKind};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
 use crate::send::outbound::{OutboundMessage, SendAck, SendError};
@@ -61,6 +61,8 @@ pub struct SimConnector {
     archive: Archive,
     pool: Pool,
     states: Mutex<HashMap<String, SyncState>>,
+    /// Fake pairing codes per account, after `PairWithCode` (owner dashboard).
+    pairing_codes: Mutex<HashMap<String, String>>,
     pages: Mutex<Vec<Page>>,
     sender: SimSender,
 }
@@ -104,6 +106,71 @@ impl Connector for SimConnector {
         let state = self.state(&message.account_id);
         Box::pin(self.sender.send(state, message))
     }
+
+    /// While unpaired: a deterministic fake QR payload, and the fake code once asked for.
+    fn pairing(&self, account_id: &str) -> PairingInfo {
+        if self.state(account_id) != SyncState::Unpaired {
+            return PairingInfo::default();
+        }
+        PairingInfo {
+            qr: Some(format!("wazap-sim-pairing:{account_id}")),
+            qr_expires_at: None,
+            pairing_code: self
+                .pairing_codes
+                .lock()
+                .expect("sim pairing lock")
+                .get(account_id)
+                .cloned(),
+            detail: Some("sim: no phone is linked".into()),
+        }
+    }
+
+    /// pause → paused, resume → live, unlink → unpaired; pairing only while unpaired (a code
+    /// is an 8-character function of the number).
+    fn control(
+        &self,
+        account_id: &str,
+        action: AccountAction,
+    ) -> BoxFuture<'_, Result<(), ControlError>> {
+        let state = self.state(account_id);
+        let next = match (&action, state) {
+            (AccountAction::Unlink, _) => Ok(SyncState::Unpaired),
+            (AccountAction::Pause, SyncState::Unpaired) => Err("no phone is linked"),
+            (AccountAction::Pause, _) => Ok(SyncState::Paused),
+            (AccountAction::Resume, SyncState::Paused) => Ok(SyncState::Live),
+            (AccountAction::Resume, _) => Err("the connection is not paused"),
+            (
+                AccountAction::PairWithQr | AccountAction::PairWithCode { .. },
+                SyncState::Unpaired,
+            ) => Ok(SyncState::Unpaired),
+            (AccountAction::PairWithQr | AccountAction::PairWithCode { .. }, _) => {
+                Err("a phone is linked already; unlink it first")
+            }
+        };
+        let mut codes = self.pairing_codes.lock().expect("sim pairing lock");
+        let result = next.map_err(ControlError::NotNow).map(|next| {
+            match &action {
+                AccountAction::PairWithCode { phone } => {
+                    use sha2::Digest as _;
+                    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTVWXYZ23456789";
+                    let code = sha2::Sha256::digest(phone.as_bytes())
+                        .iter()
+                        .take(8)
+                        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+                        .collect();
+                    codes.insert(account_id.to_owned(), code);
+                }
+                _ => {
+                    codes.remove(account_id);
+                }
+            }
+            self.states
+                .lock()
+                .expect("sim state lock")
+                .insert(account_id.to_owned(), next);
+        });
+        Box::pin(async move { result })
+    }
 }
 
 impl SimConnector {
@@ -114,6 +181,7 @@ impl SimConnector {
             archive,
             pool,
             states: Mutex::new(HashMap::new()),
+            pairing_codes: Mutex::new(HashMap::new()),
             pages: Mutex::new(Vec::new()),
         })
     }

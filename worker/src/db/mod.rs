@@ -19,6 +19,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0002_grants", include_str!("migrations/0002_grants.sql")),
     ("0003_journal", include_str!("migrations/0003_journal.sql")),
     ("0004_search", include_str!("migrations/0004_search.sql")),
+    ("0005_owner", include_str!("migrations/0005_owner.sql")),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

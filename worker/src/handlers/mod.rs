@@ -29,6 +29,7 @@ pub mod get_attachment;
 pub mod get_send_status;
 pub mod jwks;
 pub mod list_chats;
+pub mod owner_ops;
 pub mod ping;
 pub mod read_messages;
 pub mod search_attachments;
@@ -174,6 +175,11 @@ async fn dispatch(
         op::GET_SEND_STATUS => {
             granted::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }
+        owner if owner.starts_with("owner_") => owner_ops::dispatch(state, owner, payload)
+            .await
+            .unwrap_or_else(|| {
+                finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation")))
+            }),
         _ => finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation"))),
     }
 }
