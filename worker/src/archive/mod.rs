@@ -6,10 +6,10 @@
 //! [`Archive::ingest_live`], [`Archive::ingest_batch`], contact and group upserts); handlers
 //! read through [`read`] with the caller's [`crate::viewer::Viewer`].
 
-pub(crate) mod emoji;
 mod events;
 pub(crate) mod ids;
 pub(crate) mod jid;
+pub(crate) mod lexemes;
 mod model;
 pub(crate) mod private;
 pub(crate) mod read;

@@ -20,6 +20,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0003_journal", include_str!("migrations/0003_journal.sql")),
     ("0004_search", include_str!("migrations/0004_search.sql")),
     ("0005_owner", include_str!("migrations/0005_owner.sql")),
+    (
+        "0007_search_lexemes",
+        include_str!("migrations/0007_search_lexemes.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

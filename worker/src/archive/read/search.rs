@@ -1,7 +1,7 @@
 //! Full-text search over messages and the attachment queries (`search_messages`,
 //! `search_attachments`, `get_attachment`). The agent's words become a tsquery built here from
 //! quoted lexemes only (never operators from input), matched against the `search` vector of
-//! migration 0004; every query filters by the [`Viewer`]'s scope, the archive policy and
+//! migration 0007; every query filters by the [`Viewer`]'s scope, the archive policy and
 //! `not private`, so `#private` messages and out-of-scope chats never match, count or snippet.
 
 use chrono::{DateTime, Utc};
@@ -11,100 +11,62 @@ use wazap_shared::wire::search::{AttachmentHit, SearchHit};
 use wazap_shared::wire::{AttachmentInfo, Sender};
 
 use super::{Params, chat_filter, contains_pattern, time_filter};
-use crate::archive::emoji::is_emoji;
+use crate::archive::lexemes::{self, Token};
 use crate::viewer::Viewer;
 
-/// The text-search configuration of migration 0004 ('simple' + unaccent).
+/// The text-search configuration of migration 0004 ('simple' + unaccent): only `ts_headline`
+/// parses text now, to mark the hits in a snippet.
 const CONFIG: &str = "wazap_search";
 /// `ts_headline` options: one short fragment around the first hit, hits wrapped in `**`.
 const HEADLINE: &str = "StartSel=**, StopSel=**, MaxWords=16, MinWords=6, ShortWord=1, \
                         MaxFragments=1, FragmentDelimiter=…";
 /// Longest snippet, in characters (long tokens such as URLs can exceed MaxWords' intent).
 const MAX_SNIPPET_CHARS: usize = 160;
-/// Most words one query may hold.
+/// Most lexemes one query may hold.
 const MAX_TERMS: usize = 16;
 
-/// An agent's query as tsquery texts: `words` for `to_tsquery(CONFIG, …)` (quoted lexemes,
-/// `:*` for prefixes, joined by `&`), `emoji` for a direct `::tsquery` cast (the parser drops
-/// emoji, so they must not go through it).
+/// An agent's query as a tsquery text: quoted lexemes cut by [`lexemes::tokens`] (the rule the
+/// writer indexes with), `:*` for prefixes, joined by `&`, cast straight to `tsquery`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TextQuery {
-    /// Quoted words, e.g. `'reuniao' & 'amanh':*`.
-    pub(crate) words: Option<String>,
-    /// Quoted emoji, e.g. `'🎉'`.
-    pub(crate) emoji: Option<String>,
+    /// E.g. `'reuniao' & 'amanh':* & '🎉'`.
+    pub(crate) tsquery: String,
 }
 
-/// True for characters kept inside a word: letters, digits, combining marks (accents, Hebrew
-/// points) and the joiners the Postgres parser understands (`e-mail`, `x.com`, `a_b`, `a@b`).
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric()
-        || matches!(c as u32, 0x0300..=0x036F | 0x0591..=0x05C7)
-        || matches!(c, '.' | '-' | '_' | '@' | '/')
-}
-
-/// Parse the agent's query. Whitespace separates terms; a term ending in `*` is a prefix;
-/// inside a term, other punctuation separates words and each emoji is a word of its own.
-/// Words never carry a quote or backslash, so quoting them is enough to keep operators out.
-/// `None` when nothing searchable is left.
+/// Parse the agent's query. Whitespace separates terms; a term ending in `*` is a prefix (its
+/// last word); inside a term, punctuation separates words and each emoji is a lexeme of its
+/// own. Lexemes never carry a quote, backslash or operator (they are letters, digits or one
+/// emoji), so quoting them is enough to keep operators out. `None` when nothing searchable
+/// is left.
 pub(crate) fn parse_query(query: &str) -> Option<TextQuery> {
-    let mut words: Vec<String> = Vec::new();
-    let mut emoji: Vec<String> = Vec::new();
+    let mut terms: Vec<String> = Vec::new();
     for term in query.split_whitespace() {
         let prefix = term.ends_with('*');
-        let term = term.trim_end_matches('*');
-        let mut pieces: Vec<String> = Vec::new();
-        let mut current = String::new();
-        for c in term.chars() {
-            if is_word_char(c) {
-                current.push(c);
-                continue;
+        let tokens = lexemes::tokens(term.trim_end_matches('*'));
+        let last = tokens.len().saturating_sub(1);
+        for (i, t) in tokens.iter().enumerate() {
+            let star = match t {
+                Token::Word(_) if prefix && i == last => ":*",
+                _ => "",
+            };
+            let term = format!("'{}'{star}", t.as_lexeme());
+            if !terms.contains(&term) {
+                terms.push(term);
             }
-            pieces.push(std::mem::take(&mut current));
-            if is_emoji(c) && !emoji.contains(&format!("'{c}'")) {
-                emoji.push(format!("'{c}'"));
-            }
-        }
-        pieces.push(current);
-        let pieces: Vec<&str> = pieces
-            .iter()
-            .map(|p| p.trim_matches(|c: char| matches!(c, '.' | '-' | '_' | '@' | '/')))
-            .filter(|p| !p.is_empty())
-            .collect();
-        let last = pieces.len().saturating_sub(1);
-        for (i, p) in pieces.iter().enumerate() {
-            let star = if prefix && i == last { ":*" } else { "" };
-            words.push(format!("'{p}'{star}"));
         }
     }
-    words.truncate(MAX_TERMS);
-    emoji.truncate(MAX_TERMS);
-    if words.is_empty() && emoji.is_empty() {
+    terms.truncate(MAX_TERMS);
+    if terms.is_empty() {
         return None;
     }
-    let join = |v: Vec<String>| Some(v.join(" & ")).filter(|s| !s.is_empty());
     Some(TextQuery {
-        words: join(words),
-        emoji: join(emoji),
+        tsquery: terms.join(" & "),
     })
 }
 
-/// The SQL tsquery expression of `q`, its parameters pushed onto `p`.
+/// The SQL tsquery expression of `q`, its parameter pushed onto `p`.
 fn tsquery_sql(q: &TextQuery, p: &mut Params) -> String {
-    let words = q
-        .words
-        .as_ref()
-        .map(|w| format!("to_tsquery('{CONFIG}', {})", p.push(w.clone())));
-    let emoji = q
-        .emoji
-        .as_ref()
-        .map(|e| format!("({}::text)::tsquery", p.push(e.clone())));
-    match (words, emoji) {
-        (Some(w), Some(e)) => format!("({w} && {e})"),
-        (Some(w), None) => w,
-        (None, Some(e)) => e,
-        (None, None) => "''::tsquery".to_owned(),
-    }
+    format!("({}::text)::tsquery", p.push(q.tsquery.clone()))
 }
 
 /// Filters a search takes beside the words.
@@ -505,19 +467,22 @@ mod tests {
 
     #[test]
     fn queries_become_quoted_lexemes_only() {
-        let q = parse_query("Reunião amanh* 🎉 e-mail").unwrap();
-        assert_eq!(q.words.as_deref(), Some("'Reunião' & 'amanh':* & 'e-mail'"));
-        assert_eq!(q.emoji.as_deref(), Some("'🎉'"));
+        let q = |s: &str| parse_query(s).map(|q| q.tsquery);
+        assert_eq!(
+            q("Reunião amanh* 🎉 e-mail").as_deref(),
+            Some("'reuniao' & 'amanh':* & '🎉' & 'e' & 'mail'")
+        );
         // Operators, quotes and backslashes from input never reach the tsquery syntax.
-        let q = parse_query("a' | !b & c:* <-> (d) \\e").unwrap();
         // (`c:*` still ends in `*`: a prefix, as documented.)
-        assert_eq!(q.words.as_deref(), Some("'a' & 'b' & 'c':* & 'd' & 'e'"));
-        assert_eq!(q.emoji, None);
-        let q = parse_query("שלום ❤️❤️").unwrap();
-        assert_eq!(q.words.as_deref(), Some("'שלום'"));
-        assert_eq!(q.emoji.as_deref(), Some("'❤'"));
-        assert_eq!(parse_query("  ' & | ** "), None);
-        assert_eq!(parse_query("x.com/"), parse_query("x.com"));
+        assert_eq!(
+            q("a' | !b & c:* <-> (d) \\e").as_deref(),
+            Some("'a' & 'b' & 'c':* & 'd' & 'e'")
+        );
+        assert_eq!(q("שָׁלוֹם ❤️❤️").as_deref(), Some("'שלום' & '❤'"));
+        assert_eq!(q("  ' & | ** "), None);
+        assert_eq!(q("x.com/"), q("x.com"));
+        // A prefix term ending in an emoji: the emoji is matched whole.
+        assert_eq!(q("🎉*").as_deref(), Some("'🎉'"));
     }
 
     #[test]

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use wazap_shared::wire::MessageType;
 
 use super::Ctx;
-use crate::archive::emoji;
 use crate::archive::ids::IdKey;
 use crate::archive::jid::{Jid, JidKind};
+use crate::archive::lexemes;
 use crate::archive::model::{Inbound, InboundAttachment};
 use crate::archive::private::has_private_tag;
 
@@ -50,8 +50,8 @@ pub(super) struct MessageRows<'m> {
     pub(super) reply_to: Vec<Option<String>>,
     pub(super) mentions_me: Vec<bool>,
     pub(super) edited: Vec<bool>,
-    /// The text's emoji lexemes for the search vector ([`emoji::lexemes`]).
-    pub(super) emoji: Vec<Option<String>>,
+    /// The text's search lexemes ([`lexemes::of_text`]; none for `#private`).
+    pub(super) lexemes: Vec<Option<String>>,
     pub(super) attachment: Vec<Option<&'m InboundAttachment>>,
 }
 
@@ -107,7 +107,8 @@ impl<'m> MessageRows<'m> {
         self.kind.push(m.kind.as_str());
         self.text.push(text);
         self.from_me.push(m.from_me);
-        self.private.push(has_private_tag(text));
+        let private = has_private_tag(text);
+        self.private.push(private);
         self.reply_to.push(reply_to);
         self.mentions_me.push(
             m.mentions
@@ -116,7 +117,11 @@ impl<'m> MessageRows<'m> {
                 .any(|j| ctx.own.contains(&j.canonical)),
         );
         self.edited.push(edited);
-        self.emoji.push(emoji::lexemes(text));
+        self.lexemes.push(if private {
+            None
+        } else {
+            lexemes::of_text(text)
+        });
         self.attachment.push(if deleted_stub {
             None
         } else {

@@ -12,7 +12,7 @@ use super::rows::{AttachmentRows, MessageRows, StoryRows};
 /// The columns of a message insert, after `account_id`.
 const INSERT_MESSAGES: &str = "insert into messages (account_id, position, message_id, chat_id,
          wa_id, sender_jid, sender_chat_id, sender_name, ts, kind, text, from_me, private,
-         reply_to, mentions_me, edited, emoji)
+         reply_to, mentions_me, edited, lexemes)
      select $1, * from unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[],
          $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::bool[],
          $13::bool[], $14::text[], $15::bool[], $16::bool[], $17::text[])";
@@ -47,7 +47,7 @@ pub(super) async fn insert_messages(
         &rows.reply_to,
         &rows.mentions_me,
         &rows.edited,
-        &rows.emoji,
+        &rows.lexemes,
     ];
     let plain = tx.prepare_cached(INSERT_MESSAGES).await?;
     tx.batch_execute("savepoint insert_messages").await?;
@@ -176,7 +176,7 @@ pub(super) async fn insert_attachments(
     Ok(())
 }
 
-/// Replace the text of the messages `ids` (an edit: `edited`, `#private` and the emoji
+/// Replace the text of the messages `ids` (an edit: `edited`, `#private` and the search
 /// lexemes recomputed by the caller); deleted messages stay deleted. Returns the ids found.
 pub(super) async fn edit(
     tx: &Transaction<'_>,
@@ -184,20 +184,20 @@ pub(super) async fn edit(
     ids: &[String],
     text: &[&str],
     private: &[bool],
-    emoji: &[Option<String>],
+    lexemes: &[Option<String>],
 ) -> anyhow::Result<HashSet<String>> {
     let stmt = tx
         .prepare_cached(
-            "update messages m set text = u.text, private = u.private, emoji = u.emoji,
+            "update messages m set text = u.text, private = u.private, lexemes = u.lexemes,
                     edited = true
                from unnest($2::text[], $3::text[], $4::bool[], $5::text[])
-                    as u(message_id, text, private, emoji)
+                    as u(message_id, text, private, lexemes)
               where m.account_id = $1 and m.message_id = u.message_id and m.kind <> 'deleted'
              returning m.message_id",
         )
         .await?;
     Ok(tx
-        .query(&stmt, &[&account, &ids, &text, &private, &emoji])
+        .query(&stmt, &[&account, &ids, &text, &private, &lexemes])
         .await?
         .iter()
         .map(|r| r.get(0))
@@ -214,7 +214,7 @@ pub(super) async fn delete(
     let stmt = tx
         .prepare_cached(
             "update messages m set kind = 'deleted', text = '', private = false, edited = false,
-                    emoji = null, reactions = null
+                    lexemes = null, reactions = null
               where m.account_id = $1 and m.message_id = any($2)
              returning m.message_id",
         )

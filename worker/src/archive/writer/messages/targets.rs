@@ -8,7 +8,7 @@ use deadpool_postgres::Transaction;
 
 use super::rows::{MessageRows, TargetUpdate};
 use super::{Ctx, store};
-use crate::archive::emoji;
+use crate::archive::lexemes;
 use crate::archive::model::Inbound;
 use crate::archive::private::has_private_tag;
 
@@ -38,16 +38,17 @@ pub(super) async fn apply_targets(
         .collect();
     let all: Vec<String> = candidates.iter().flatten().cloned().collect();
     let found = if is_edit {
-        let (mut text, mut private, mut emoji) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut text, mut private, mut words) = (Vec::new(), Vec::new(), Vec::new());
         for (w, c) in winners.iter().zip(&candidates) {
             let t = messages[updates[*w].input].text.as_str();
             for _ in c {
                 text.push(t);
-                private.push(has_private_tag(t));
-                emoji.push(emoji::lexemes(t));
+                let p = has_private_tag(t);
+                private.push(p);
+                words.push(if p { None } else { lexemes::of_text(t) });
             }
         }
-        store::edit(tx, ctx.account, &all, &text, &private, &emoji).await?
+        store::edit(tx, ctx.account, &all, &text, &private, &words).await?
     } else {
         store::delete(tx, ctx.account, &all).await?
     };
