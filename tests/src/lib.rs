@@ -153,6 +153,7 @@ impl Stack {
             database_url: self.db.url.clone(),
             connector: self.connector,
             owner_password: None,
+            data_dir: std::env::temp_dir().join(format!("wazap-test-{}", self.prefix)),
         }
     }
 

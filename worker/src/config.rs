@@ -8,6 +8,8 @@ pub const DATABASE_URL: &str = "WAZAP_DATABASE_URL";
 pub const CONNECTOR: &str = "WAZAP_CONNECTOR";
 /// `WAZAP_OWNER_PASSWORD`.
 pub const OWNER_PASSWORD: &str = "WAZAP_OWNER_PASSWORD";
+/// `WAZAP_DATA_DIR`.
+pub const DATA_DIR: &str = "WAZAP_DATA_DIR";
 
 /// Which WhatsApp side the worker runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +35,8 @@ pub struct Config {
     pub connector: ConnectorKind,
     /// The first owner password, if given.
     pub owner_password: Option<String>,
+    /// The worker's own files: the WhatsApp device store (keys of the linked device) lives here.
+    pub data_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Config {
@@ -76,6 +80,7 @@ impl Config {
             database_url,
             connector,
             owner_password: src.get(OWNER_PASSWORD).filter(|p| !p.is_empty()),
+            data_dir: config::string(src, DATA_DIR, "data").into(),
         })
     }
 }
@@ -91,6 +96,7 @@ mod tests {
         let c = Config::from_source(&empty).unwrap();
         assert_eq!(c.connector, ConnectorKind::Whatsapp);
         assert_eq!(c.nats_prefix, "wazap");
+        assert_eq!(c.data_dir, std::path::PathBuf::from("data"));
         let bad: HashMap<&str, &str> = [(CONNECTOR, "fax")].into_iter().collect();
         assert_eq!(Config::from_source(&bad).unwrap_err().var, CONNECTOR);
         let bad: HashMap<&str, &str> = [(DATABASE_URL, "mysql:/x y")].into_iter().collect();

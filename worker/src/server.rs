@@ -61,6 +61,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         pool.clone(),
         nats.clone(),
         subjects.clone(),
+        &config.data_dir,
         services.clone(),
     )
     .await

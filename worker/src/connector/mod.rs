@@ -25,6 +25,7 @@ pub mod demo_data;
 pub mod inbound;
 pub mod sim;
 mod sim_send;
+pub mod whatsapp;
 
 /// What the worker asks of a connector.
 pub trait Connector: Send + Sync + 'static {
@@ -88,20 +89,25 @@ pub trait Connector: Send + Sync + 'static {
 pub type DynConnector = Arc<dyn Connector>;
 
 /// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
-/// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns). The real
-/// `whatsapp` connector is not built yet: that is an error.
+/// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns);
+/// `whatsapp` takes the device store in `data_dir` and connects in the background.
 pub async fn start(
     kind: ConnectorKind,
     archive: Archive,
     pool: Pool,
     nats: async_nats::Client,
     subjects: Subjects,
+    data_dir: &std::path::Path,
     shutdown: CancellationToken,
 ) -> anyhow::Result<DynConnector> {
     match kind {
-        ConnectorKind::Whatsapp => anyhow::bail!(
-            "the whatsapp connector is not built yet; run with WAZAP_CONNECTOR=demo or sim"
-        ),
+        ConnectorKind::Whatsapp => Ok(whatsapp::WhatsappConnector::start(
+            archive,
+            pool,
+            data_dir,
+            wazap_shared::ids::DEFAULT_ACCOUNT,
+            shutdown,
+        )?),
         ConnectorKind::Demo => {
             demo::seed(&archive, &pool, chrono::Utc::now()).await?;
             Ok(Arc::new(demo::DemoConnector))

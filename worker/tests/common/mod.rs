@@ -78,6 +78,7 @@ impl Harness {
             pool.clone(),
             nats.clone(),
             subjects.clone(),
+            &std::env::temp_dir().join(format!("wazap-{}", subjects.prefix())),
             shutdown.clone(),
         )
         .await

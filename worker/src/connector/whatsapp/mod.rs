@@ -1,0 +1,194 @@
+//! The real WhatsApp connector, on whatsapp-rust 0.7.0 (pinned: its API churns between minor
+//! versions). One linked device per worker, its keys in the SQLite device store under
+//! `WAZAP_DATA_DIR` ([`store`]). [`session`] runs the client and folds its events into a
+//! truthful state ([`status`]); inbound messages are archived before WhatsApp's ack is
+//! released ([`hook`]); [`map`] turns protobufs into archive messages; [`history`] walks
+//! history blobs and asks the phone for older history; [`send`] transmits with the journaled
+//! id and waits for the server's ack; [`media`] downloads attachments later.
+
+pub mod history;
+pub mod hook;
+pub mod map;
+pub mod media;
+pub mod send;
+pub mod session;
+pub mod status;
+pub mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use deadpool_postgres::Pool;
+use futures::future::BoxFuture;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use wazap_shared::wire::SyncState;
+
+use self::session::{Control, Shared};
+use self::store::StorePaths;
+use crate::archive::{Archive, Inbound};
+use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
+use crate::send::outbound::{OutboundMessage, SendAck, SendError};
+
+/// The connector handle the worker holds.
+pub struct WhatsappConnector {
+    shared: Arc<Shared>,
+    pool: Pool,
+    controls: mpsc::Sender<Control>,
+}
+
+impl WhatsappConnector {
+    /// Take the device store in `data_dir` (failing when another process holds it) and start
+    /// the session in the background: this returns at once, whatever the network does, and the
+    /// state says `offline` or `unpaired` until WhatsApp answers.
+    pub fn start(
+        archive: Archive,
+        pool: Pool,
+        data_dir: &std::path::Path,
+        account: &str,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<Arc<Self>> {
+        let paths = StorePaths::new(data_dir);
+        let lock = paths.lock()?;
+        let (shared, work) = Shared::new(archive, account.to_owned());
+        let (controls, rx) = mpsc::channel(8);
+        tokio::spawn(session::drain(shared.clone(), work));
+        tokio::spawn(session::run(shared.clone(), paths, lock, rx, shutdown));
+        Ok(Arc::new(Self {
+            shared,
+            pool,
+            controls,
+        }))
+    }
+
+    /// Whether the session can carry messages now.
+    fn connected(&self) -> bool {
+        matches!(
+            self.shared.status().sync(Utc::now()),
+            SyncState::Live | SyncState::CatchingUp
+        )
+    }
+
+    /// Archive an acknowledged own send as `from_me` at once (the phone's echo, if it comes,
+    /// is then a duplicate).
+    async fn echo(
+        &self,
+        msg: &OutboundMessage,
+        body: &whatsapp_rust::waproto::whatsapp::Message,
+        ack: SendAck,
+    ) {
+        let Some(c) = map::content(body) else {
+            return;
+        };
+        let inbound = Inbound {
+            chat_jid: msg.recipient.clone(),
+            wa_id: msg.wa_id.clone(),
+            sender_jid: None,
+            push_name: None,
+            from_me: true,
+            timestamp: ack.at,
+            kind: c.kind.unwrap_or(wazap_shared::wire::MessageType::Unknown),
+            text: c.text,
+            target_wa_id: c.target,
+            edit: c.edit,
+            mentions: c.mentions,
+            attachment: c.attachment,
+        };
+        if let Err(e) = self
+            .shared
+            .archive
+            .ingest_live(&msg.account_id, inbound)
+            .await
+        {
+            tracing::warn!(error = %format!("{e:#}"), "archiving an acknowledged own send failed");
+        }
+    }
+}
+
+impl Connector for WhatsappConnector {
+    fn state(&self, _account_id: &str) -> SyncState {
+        self.shared.status().sync(Utc::now())
+    }
+
+    fn can_send(&self) -> bool {
+        true
+    }
+
+    fn fetch_older(
+        &self,
+        account_id: &str,
+        chat_id: &str,
+        wait: Duration,
+    ) -> BoxFuture<'_, anyhow::Result<u32>> {
+        let (account, chat) = (account_id.to_owned(), chat_id.to_owned());
+        Box::pin(async move {
+            let Some(client) = self.shared.client().filter(|_| self.connected()) else {
+                return Ok(0);
+            };
+            history::request_older(
+                &client,
+                &self.pool,
+                &self.shared.pending,
+                &account,
+                &chat,
+                wait,
+            )
+            .await
+        })
+    }
+
+    fn download(
+        &self,
+        account_id: &str,
+        attachment_id: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Option<Vec<u8>>>> {
+        let (account, id) = (account_id.to_owned(), attachment_id.to_owned());
+        Box::pin(async move {
+            let client = self
+                .shared
+                .client()
+                .ok_or_else(|| anyhow::anyhow!("the WhatsApp client is not running"))?;
+            media::download(&client, &self.pool, &account, &id).await
+        })
+    }
+
+    fn send(&self, message: OutboundMessage) -> BoxFuture<'_, Result<SendAck, SendError>> {
+        Box::pin(async move {
+            let state = self.shared.status().sync(Utc::now());
+            let client = match self.shared.client() {
+                Some(c) if self.connected() => c,
+                _ => return Err(SendError::CannotSend(state)),
+            };
+            let (ack, body) = send::transmit(
+                &self.shared.acks,
+                &message.wa_id,
+                send::ACK_WAIT,
+                send::hand_over(&client, &message),
+            )
+            .await?;
+            self.echo(&message, &body, ack).await;
+            Ok(ack)
+        })
+    }
+
+    fn pairing(&self, _account_id: &str) -> PairingInfo {
+        self.shared.status().pairing(Utc::now())
+    }
+
+    fn control(
+        &self,
+        _account_id: &str,
+        action: AccountAction,
+    ) -> BoxFuture<'_, Result<(), ControlError>> {
+        Box::pin(async move {
+            let (reply, rx) = oneshot::channel();
+            self.controls
+                .send(Control { action, reply })
+                .await
+                .map_err(|_| ControlError::NotNow("the WhatsApp session has stopped"))?;
+            rx.await
+                .map_err(|_| ControlError::NotNow("the WhatsApp session has stopped"))?
+        })
+    }
+}
