@@ -10,6 +10,7 @@ mod http;
 mod jwks;
 mod mcp;
 mod media;
+mod metrics;
 mod objects;
 mod send;
 mod state;
@@ -38,7 +39,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     let nats = wazap_shared::bus::connect(&config.nats_url, "wazap-gateway").await?;
-    let state = AppState::new(config, nats, local.port());
+    let state = AppState::new(config, nats, local.port(), &shutdown);
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
     let app = http::router(state);
     tracing::info!(addr = %local, "listener A serving /mcp, /healthz, /readyz");

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use async_nats::Client;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 use wazap_shared::RpcError;
 use wazap_shared::bus::{self, Rpc};
 use wazap_shared::grant::VerifiedGrant;
@@ -25,17 +26,26 @@ pub(crate) struct Bus {
     nats: Client,
     subjects: Subjects,
     events: Arc<ArchiveEvents>,
+    /// Cancelled when the gateway begins to shut down: long waits answer at once.
+    shutdown: CancellationToken,
 }
 
 impl Bus {
     /// A bus over `nats` under `prefix`.
-    pub(crate) fn new(nats: Client, prefix: &str) -> Self {
+    pub(crate) fn new(nats: Client, prefix: &str, shutdown: CancellationToken) -> Self {
         let subjects = Subjects::new(prefix);
         Self {
             events: Arc::new(ArchiveEvents::new(nats.clone(), subjects.archive_events())),
             nats,
             subjects,
+            shutdown,
         }
+    }
+
+    /// Cancelled when the gateway shuts down (a pending `wait_for_messages` then answers
+    /// `timed_out` instead of holding the drain).
+    pub(crate) fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
     }
 
     /// The archive events (`<prefix>.events.archive`) that wake waiting calls.
@@ -99,9 +109,15 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    /// State for a listener bound to `bound_port`.
-    pub(crate) fn new(config: Config, nats: Client, bound_port: u16) -> Arc<Self> {
-        let bus = Bus::new(nats.clone(), &config.nats_prefix);
+    /// State for a listener bound to `bound_port`; `shutdown` is the gateway's.
+    pub(crate) fn new(
+        config: Config,
+        nats: Client,
+        bound_port: u16,
+        shutdown: &CancellationToken,
+    ) -> Arc<Self> {
+        crate::metrics::register_nats_gauge(&nats);
+        let bus = Bus::new(nats.clone(), &config.nats_prefix, shutdown.clone());
         let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
         Arc::new(Self {
             sender: Sender::new(bus.clone(), Arc::new(media)),

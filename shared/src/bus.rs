@@ -95,6 +95,7 @@ pub async fn call<R: Rpc>(
     if let Some(g) = grant {
         g.to_headers(&mut headers);
     }
+    crate::telemetry::propagation::inject_current(&mut headers);
     let req = async_nats::Request::new()
         .headers(headers)
         .payload(body.into())

@@ -22,6 +22,7 @@ use wazap_shared::{ErrorCode, RpcError};
 use crate::error::ApiError;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
+use crate::metrics;
 use crate::state::AppState;
 
 /// The `/api/send/*` routes with their guards; empty when outbound sending is off.
@@ -46,7 +47,9 @@ async fn message(
     req: Request,
 ) -> Response {
     match read_json::<SendMessageRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => answer(state.sender.message(&grant, &body).await),
+        Ok(body) => {
+            answer(metrics::api_call("send_message", state.sender.message(&grant, &body)).await)
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -57,7 +60,9 @@ async fn media(
     req: Request,
 ) -> Response {
     match read_json::<SendMediaRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => answer(state.sender.media(&grant, &body).await),
+        Ok(body) => {
+            answer(metrics::api_call("send_media", state.sender.media(&grant, &body)).await)
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -68,7 +73,9 @@ async fn voice(
     req: Request,
 ) -> Response {
     match read_json::<SendVoiceNoteRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => answer(state.sender.voice(&grant, &body).await),
+        Ok(body) => {
+            answer(metrics::api_call("send_voice_note", state.sender.voice(&grant, &body)).await)
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -79,7 +86,9 @@ async fn status(
     req: Request,
 ) -> Response {
     match read_json::<GetSendStatusRequest>(req, DEFAULT_BODY_LIMIT).await {
-        Ok(body) => answer(state.sender.status(&grant, &body).await),
+        Ok(body) => {
+            answer(metrics::api_call("get_send_status", state.sender.status(&grant, &body)).await)
+        }
         Err(e) => e.into_response(),
     }
 }

@@ -253,6 +253,17 @@ pub(crate) fn respond<T: Serialize>(result: Result<T, RpcError>) -> CallToolResu
 
 #[tool_handler(router = self.tools.router)]
 impl ServerHandler for McpServer {
+    /// Every tool call runs inside its span and is counted (the tool edge of [`crate::metrics`]).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let tool = request.name.clone();
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        crate::metrics::mcp_call(&tool, self.tools.router.call(call)).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("wazap", env!("CARGO_PKG_VERSION")))

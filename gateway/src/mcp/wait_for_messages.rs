@@ -3,7 +3,8 @@
 //! worker; with nothing new it sleeps until an event announces a position past its cursor (or
 //! the timeout, or a slow fallback re-poll in case an event was lost in a NATS reconnect), then
 //! polls again. The waiting call keeps its concurrency permit, and a client that goes away
-//! cancels it (`ctx.ct`).
+//! cancels it (`ctx.ct`). When the gateway shuts down, a waiting call answers `timed_out: true`
+//! at once (with the cursor of its last poll), so the drain never waits out a long poll.
 
 use std::time::Duration;
 
@@ -103,6 +104,12 @@ impl McpServer {
                 tokio::select! {
                     biased;
                     () = sleep_until(deadline) => return Ok(finish(poll, true, cursor_reset)),
+                    // The gateway is draining: answer now, as a wait that found nothing; the
+                    // cursor carries on at the next gateway.
+                    () = self.bus.shutdown().cancelled() => {
+                        tracing::debug!("wait_for_messages ended early: the gateway is shutting down");
+                        return Ok(finish(poll, true, cursor_reset));
+                    }
                     changed = events.changed() => match changed {
                         Ok(()) if *events.borrow_and_update() > poll.position => break,
                         Ok(()) => {}

@@ -56,6 +56,7 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
         .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())
         .await?;
     tracing::info!(prefix = state.subjects.prefix(), "serving requests");
+    crate::metrics::register_gauges(&state);
     let tracker = TaskTracker::new();
     let ended_early = loop {
         tokio::select! {
@@ -105,7 +106,9 @@ async fn handle(state: AppState, msg: async_nats::Message) {
         .to_owned();
     let grant = VerifiedGrant::from_headers(msg.headers.as_ref());
     let connection_id = grant.as_ref().map(|g| g.connection_id.clone());
-    let span = tracing::debug_span!("rpc", op = %op, connection.id = connection_id.as_deref());
+    let span = tracing::info_span!("rpc", op = %op, connection.id = connection_id.as_deref());
+    // Join the trace of the gateway span that sent this request (W3C traceparent in headers).
+    wazap_shared::telemetry::propagation::set_parent(&span, msg.headers.as_ref());
     let work = AssertUnwindSafe(dispatch(&state, &op, grant.as_ref(), &msg.payload))
         .catch_unwind()
         .instrument(span)
@@ -120,6 +123,7 @@ async fn handle(state: AppState, msg: async_nats::Message) {
     if let Err(e) = state.nats.publish(reply_to, body).await {
         tracing::warn!(op = %op, error = %e, "reply could not be sent");
     }
+    crate::metrics::rpc(&op, outcome, started.elapsed());
     tracing::debug!(
         op = %op,
         connection.id = connection_id.as_deref(),
@@ -247,7 +251,8 @@ fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
 /// An `internal` error for a cause that must not cross the boundary: the cause is logged once
 /// at error level with a fresh trace id, and only the trace id is returned.
 pub fn internal_error(context: &'static str, cause: &dyn std::fmt::Display) -> RpcError {
-    let trace_id = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
+    let trace_id = wazap_shared::telemetry::current_trace_id()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()[..16].to_owned());
     tracing::error!(trace_id = %trace_id, context, cause = %format_args!("{cause:#}"), "internal error");
     RpcError::internal(trace_id)
 }

@@ -218,6 +218,7 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         }
     };
     let recorded = record(state, &r, wanted, accepted_at).await;
+    crate::metrics::send(recorded.as_str());
     tracing::info!(
         connection.id = %viewer.connection_id,
         message.id = %message_id,

@@ -304,6 +304,11 @@ impl Writer {
             .await?;
         tx.commit().await?;
         self.pending.committed(account, step);
+        crate::metrics::archived(
+            (written.outcomes.iter())
+                .filter(|o| matches!(o, IngestOutcome::Stored { .. }))
+                .count(),
+        );
         if let Some(p) = written.max_position {
             self.committed.send_if_modified(|c| {
                 let advance = p > *c;

@@ -1,0 +1,125 @@
+//! The worker's OpenTelemetry metrics, recorded through these few helpers so the recording
+//! points stay one line each: requests by op and outcome with their latency (the dispatcher),
+//! sends by final state (the send path), messages archived (the archive writer's commit), and
+//! gauges read at export time: the session state, the Postgres pool and the NATS connection.
+//!
+//! Attributes are op names, outcome codes and states only: never a chat, a phone number, text or
+//! a token. Without `OTEL_EXPORTER_OTLP_ENDPOINT` the global meter is a no-op and recording
+//! costs next to nothing.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Histogram, Meter};
+use wazap_shared::wire::SyncState;
+
+use crate::state::AppState;
+
+/// The instruments, created on first use (after `telemetry::init` installed the provider).
+struct Instruments {
+    requests: Counter<u64>,
+    duration: Histogram<f64>,
+    sends: Counter<u64>,
+    archived: Counter<u64>,
+}
+
+fn meter() -> Meter {
+    opentelemetry::global::meter("wazap-worker")
+}
+
+static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
+    let m = meter();
+    Instruments {
+        requests: m
+            .u64_counter("wazap.worker.rpc.requests")
+            .with_description("RPC requests answered, by op and outcome (ok or an error code)")
+            .build(),
+        duration: m
+            .f64_histogram("wazap.worker.rpc.duration")
+            .with_unit("s")
+            .with_description("Time from receiving an RPC request to publishing its reply")
+            .build(),
+        sends: m
+            .u64_counter("wazap.worker.sends")
+            .with_description("Sends that reached a final state, by state")
+            .build(),
+        archived: m
+            .u64_counter("wazap.worker.messages.archived")
+            .with_description("Messages newly stored in the archive (the ingest rate)")
+            .build(),
+    }
+});
+
+/// One RPC request answered with `outcome` (`ok` or an error code) after `elapsed`.
+pub fn rpc(op: &str, outcome: &'static str, elapsed: Duration) {
+    let attrs = [
+        KeyValue::new("op", op.to_owned()),
+        KeyValue::new("outcome", outcome),
+    ];
+    INSTRUMENTS.requests.add(1, &attrs);
+    INSTRUMENTS.duration.record(elapsed.as_secs_f64(), &attrs);
+}
+
+/// One new send journaled in its final `state` (`accepted`, `failed`, `outcome_unknown`).
+pub fn send(state: &'static str) {
+    INSTRUMENTS.sends.add(1, &[KeyValue::new("state", state)]);
+}
+
+/// `count` messages committed to the archive (duplicates not counted).
+pub fn archived(count: usize) {
+    if count > 0 {
+        INSTRUMENTS.archived.add(count as u64, &[]);
+    }
+}
+
+/// The account whose session the gauge reports (the first linked account).
+const ACCOUNT: &str = "default";
+
+/// Every session state, so the gauge reports 1 for the current one and 0 for the rest.
+const STATES: [SyncState; 6] = [
+    SyncState::Live,
+    SyncState::CatchingUp,
+    SyncState::Offline,
+    SyncState::Paused,
+    SyncState::Unpaired,
+    SyncState::Demo,
+];
+
+/// Register the gauges read at each export: session state, pool connections (in use, idle)
+/// and waiters, NATS connected. Call once per worker, when it starts serving.
+pub fn register_gauges(state: &AppState) {
+    let m = meter();
+    let connector = state.connector.clone();
+    m.u64_observable_gauge("wazap.worker.session.state")
+        .with_description("1 for the session's current state, 0 for the others")
+        .with_callback(move |o| {
+            let now = connector.state(ACCOUNT);
+            for s in STATES {
+                o.observe(u64::from(s == now), &[KeyValue::new("state", s.as_str())]);
+            }
+        })
+        .build();
+    let pool = state.db.clone();
+    m.u64_observable_gauge("wazap.worker.db.pool.connections")
+        .with_description("Postgres pool connections by state (in_use, idle) and callers waiting")
+        .with_callback(move |o| {
+            let s = pool.status();
+            let idle = s.available as u64;
+            o.observe(
+                (s.size as u64).saturating_sub(idle),
+                &[KeyValue::new("state", "in_use")],
+            );
+            o.observe(idle, &[KeyValue::new("state", "idle")]);
+            o.observe(s.waiting as u64, &[KeyValue::new("state", "waiting")]);
+        })
+        .build();
+    let nats = state.nats.clone();
+    m.u64_observable_gauge("wazap.worker.nats.connected")
+        .with_description("1 while the NATS connection is up")
+        .with_callback(move |o| {
+            let up = nats.connection_state() == async_nats::connection::State::Connected;
+            o.observe(u64::from(up), &[]);
+        })
+        .build();
+}
