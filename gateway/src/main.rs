@@ -18,7 +18,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    wazap_shared::telemetry::init("gateway");
+    wazap_shared::telemetry::init("wazap-gateway");
     let listener = match tokio::net::TcpListener::bind(config.mcp_addr).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -28,13 +28,15 @@ async fn main() -> ExitCode {
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    match wazap_gateway::run(config, listener, shutdown).await {
+    let code = match wazap_gateway::run(config, listener, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "gateway stopped with an error");
             ExitCode::FAILURE
         }
-    }
+    };
+    wazap_shared::telemetry::shutdown();
+    code
 }
 
 /// Cancel `token` on the first SIGINT or SIGTERM.

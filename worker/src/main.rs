@@ -30,5 +30,8 @@ async fn main() -> ExitCode {
         }
     };
     wazap_shared::telemetry::init("wazap-worker");
-    cli::run::execute(command, config).await
+    let code = cli::run::execute(command, config).await;
+    // Spans and metrics still buffered go out before the process ends.
+    wazap_shared::telemetry::shutdown();
+    code
 }
