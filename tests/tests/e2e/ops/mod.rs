@@ -1,0 +1,7 @@
+//! Operations: one trace across gateway and worker, graceful shutdown with work in flight,
+//! several gateways behaving as one, and the docker compose deployment's file.
+
+mod compose;
+mod scale;
+mod shutdown;
+mod trace;
