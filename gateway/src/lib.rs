@@ -1,7 +1,8 @@
 //! The wazap gateway: stateless, run as many as you like. It checks `Host`/`Origin`, limits
 //! concurrency and body sizes, verifies bearer grants against the worker's public keys, serves
 //! MCP over Streamable HTTP at `/mcp`, and forwards every tool call to exactly one worker over
-//! NATS request/reply. It never touches Postgres or WhatsApp.
+//! NATS request/reply. Listener B serves the owner dashboard and API ([`owner`]), whose state
+//! lives in the worker too. It never touches Postgres or WhatsApp.
 
 pub mod config;
 mod error;
@@ -12,6 +13,7 @@ mod mcp;
 mod media;
 mod metrics;
 mod objects;
+mod owner;
 mod send;
 mod state;
 
@@ -30,20 +32,63 @@ use crate::state::AppState;
 /// is 60 s).
 const DRAIN_LIMIT: Duration = Duration::from_secs(65);
 
-/// Serve listener A (`/mcp`, `/healthz`, `/readyz`) on `listener` until `shutdown` is
-/// cancelled, then stop accepting and let in-flight requests finish (bounded).
+/// The sockets a gateway serves: listener A (`/mcp`, `/api/send/*`, health) and, when given,
+/// listener B (the owner dashboard and API, plus `/mcp` and `/api/send/*` under its own Host).
+#[derive(Debug)]
+pub struct Listeners {
+    /// Listener A (`WAZAP_MCP_ADDR`).
+    pub mcp: TcpListener,
+    /// Listener B (`WAZAP_OWNER_ADDR`); `None` serves no owner dashboard.
+    pub owner: Option<TcpListener>,
+}
+
+impl From<TcpListener> for Listeners {
+    /// Listener A alone.
+    fn from(mcp: TcpListener) -> Self {
+        Self { mcp, owner: None }
+    }
+}
+
+/// Serve `listeners` until `shutdown` is cancelled, then stop accepting and let in-flight
+/// requests finish (bounded by [`DRAIN_LIMIT`]).
 pub async fn run(
     config: Config,
-    listener: TcpListener,
+    listeners: impl Into<Listeners>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let local = listener.local_addr()?;
+    let Listeners { mcp, owner } = listeners.into();
+    let local = mcp.local_addr()?;
     let nats = wazap_shared::bus::connect(&config.nats_url, "wazap-gateway").await?;
-    let state = AppState::new(config, nats, local.port(), &shutdown);
+    let owner_config = config.clone();
+    let state = AppState::new(config, nats.clone(), local.port(), &shutdown);
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
-    let app = http::router(state);
+    let bus = state.bus.clone();
     tracing::info!(addr = %local, "listener A serving /mcp, /healthz, /readyz");
+    let served_a = serve(mcp, http::router(state), &shutdown);
+    let served_b = async {
+        let Some(listener) = owner else {
+            return Ok(());
+        };
+        let addr = listener.local_addr()?;
+        let (app, keys) = owner::listener_b(owner_config, nats, bus, addr.port(), &shutdown);
+        let refresher = keys.spawn_refresher(shutdown.child_token());
+        tracing::info!(addr = %addr, "listener B serving the owner dashboard, /mcp");
+        let outcome = serve(listener, app, &shutdown).await;
+        refresher.abort();
+        outcome
+    };
+    let outcome = tokio::try_join!(served_a, served_b).map(|_| ());
+    refresher.abort();
+    tracing::info!("listeners stopped");
+    outcome
+}
 
+/// Serve `app` on `listener` until `shutdown`, then drain (bounded by [`DRAIN_LIMIT`]).
+async fn serve(
+    listener: TcpListener,
+    app: axum::Router,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
     let serve = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -54,14 +99,11 @@ pub async fn run(
         shutdown.cancelled().await;
         tokio::time::sleep(DRAIN_LIMIT).await;
     };
-    let outcome = tokio::select! {
+    tokio::select! {
         served = serve => served.map_err(anyhow::Error::from),
         () = drain_expired => {
             tracing::warn!("in-flight requests outlived the drain limit; stopping anyway");
             Ok(())
         }
-    };
-    refresher.abort();
-    tracing::info!("listener A stopped");
-    outcome
+    }
 }

@@ -1,9 +1,9 @@
-//! `wazap-gateway`: configuration → logging → bind listener A → serve until SIGINT/SIGTERM.
+//! `wazap-gateway`: configuration → logging → bind listeners A and B → serve until a signal.
 
 use std::process::ExitCode;
 
 use tokio_util::sync::CancellationToken;
-use wazap_gateway::Config;
+use wazap_gateway::{Config, Listeners};
 use wazap_shared::config::Env;
 
 /// `EX_USAGE`: a configuration value could not be used.
@@ -19,16 +19,17 @@ async fn main() -> ExitCode {
         }
     };
     wazap_shared::telemetry::init("wazap-gateway");
-    let listener = match tokio::net::TcpListener::bind(config.mcp_addr).await {
-        Ok(listener) => listener,
-        Err(e) => {
-            tracing::error!(addr = %config.mcp_addr, error = %e, "cannot bind WAZAP_MCP_ADDR");
+    let bind = tokio::net::TcpListener::bind;
+    let (mcp, owner) = match (bind(config.mcp_addr).await, bind(config.owner_addr).await) {
+        (Ok(mcp), Ok(owner)) => (mcp, Some(owner)),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "cannot bind WAZAP_MCP_ADDR or WAZAP_OWNER_ADDR");
             return ExitCode::FAILURE;
         }
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    let code = match wazap_gateway::run(config, listener, shutdown).await {
+    let code = match wazap_gateway::run(config, Listeners { mcp, owner }, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "gateway stopped with an error");

@@ -256,22 +256,32 @@ impl Stack {
         Ok((row.id, token))
     }
 
-    /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit).
+    /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit);
+    /// listener B (owner dashboard) also binds port 0, with `WAZAP_OWNER_ORIGIN` set to
+    /// `http://127.0.0.1:<its port>` unless `vars` says otherwise.
     pub async fn gateway(&self, vars: &[(&str, &str)]) -> anyhow::Result<Gateway> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        let owner = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let owner_addr = owner.local_addr()?;
         let mut env: HashMap<String, String> = HashMap::new();
         env.insert("WAZAP_NATS_URL".into(), nats_url());
         env.insert("WAZAP_NATS_PREFIX".into(), self.prefix.clone());
         env.insert("WAZAP_MCP_ADDR".into(), addr.to_string());
+        env.insert("WAZAP_OWNER_ORIGIN".into(), format!("http://{owner_addr}"));
         for (k, v) in vars {
             env.insert((*k).into(), (*v).into());
         }
         let config = wazap_gateway::Config::from_source(&env)?;
         let shutdown = CancellationToken::new();
-        let handle = tokio::spawn(wazap_gateway::run(config, listener, shutdown.clone()));
+        let listeners = wazap_gateway::Listeners {
+            mcp: listener,
+            owner: Some(owner),
+        };
+        let handle = tokio::spawn(wazap_gateway::run(config, listeners, shutdown.clone()));
         let gw = Gateway {
             addr,
+            owner_addr,
             shutdown,
             handle,
         };
@@ -292,6 +302,8 @@ impl Drop for Stack {
 pub struct Gateway {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// Where listener B (owner dashboard and API) listens.
+    pub owner_addr: SocketAddr,
     shutdown: CancellationToken,
     handle: JoinHandle<anyhow::Result<()>>,
 }
@@ -305,6 +317,11 @@ impl Gateway {
     /// A URL on this gateway.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// A URL on listener B, e.g. `owner_url("/api/connections")`.
+    pub fn owner_url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.owner_addr)
     }
 
     /// Wait until `/readyz` answers 200.

@@ -2,6 +2,7 @@
 
 mod auth;
 mod ops;
+mod owner;
 mod reading;
 mod scope;
 mod search;

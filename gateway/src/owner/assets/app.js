@@ -1,0 +1,277 @@
+// wazap owner dashboard: the little script behind the server-rendered pages. Every write is a
+// JSON POST with the session's CSRF token in the X-CSRF-Token header; nothing is stored in the
+// browser beyond the HttpOnly session cookie.
+"use strict";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+function say(text, kind = "info") {
+  const s = $("#status");
+  if (!s) return;
+  s.textContent = text;
+  s.className = kind;
+}
+
+async function api(method, path, body) {
+  const meta = $('meta[name="csrf-token"]');
+  const headers = { "Accept": "application/json" };
+  if (method !== "GET") {
+    headers["Content-Type"] = "application/json";
+    if (meta) headers["X-CSRF-Token"] = meta.content;
+  }
+  const r = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try { data = await r.json(); } catch (_) { data = null; }
+  return { status: r.status, ok: r.ok, data };
+}
+
+function failure(res) {
+  if (res.status === 409) return "Changed elsewhere — reopen this page and edit again.";
+  if (res.status === 401) return "Your session ended; log in again.";
+  const e = res.data && res.data.error;
+  return e ? e.message : "Request failed (HTTP " + res.status + ").";
+}
+
+function pageData() {
+  const el = $("#page-data");
+  return el ? JSON.parse(el.textContent) : null;
+}
+
+function idLines(text) {
+  return text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+}
+
+function showToken(token) {
+  $("#new-token").textContent = token;
+  $("#token-box").hidden = false;
+  $("#token-box").scrollIntoView();
+}
+
+// A searchable, paged chat list with check boxes over `selected` (a Set of chat ids).
+function picker(root, opts) {
+  const names = new Map((opts.names || []).map((c) => [c.id, c.name]));
+  const selected = opts.selected;
+  let offset = 0;
+  const limit = 20;
+  root.innerHTML =
+    '<label for="chat-search">Search chats</label>' +
+    '<input id="chat-search" type="search" autocomplete="off">' +
+    '<ul class="chats" id="chat-list" aria-label="Chats"></ul>' +
+    '<p class="pager"><button type="button" id="prev">Previous</button> ' +
+    '<span id="page-info"></span> <button type="button" id="next">Next</button></p>';
+  const list = $("#chat-list", root);
+  let total = 0;
+  let timer = null;
+  async function load() {
+    const q = new URLSearchParams({ q: $("#chat-search", root).value, offset, limit });
+    if (opts.connection) q.set("connection_id", opts.connection);
+    const res = await api("GET", "/api/chats?" + q);
+    if (!res.ok) { say(failure(res), "error"); return; }
+    total = res.data.total;
+    list.replaceChildren();
+    for (const c of res.data.chats) {
+      names.set(c.id, c.name);
+      const li = document.createElement("li");
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.value = c.id;
+      box.checked = selected.has(c.id);
+      box.addEventListener("change", () => {
+        if (box.checked) selected.add(c.id); else selected.delete(c.id);
+        opts.onChange();
+      });
+      label.append(box, " " + c.name + " ", Object.assign(document.createElement("small"), { textContent: c.kind }));
+      li.append(label);
+      list.append(li);
+    }
+    const last = Math.min(offset + limit, total);
+    $("#page-info", root).textContent = total ? (offset + 1) + "–" + last + " of " + total : "no chats match";
+    $("#prev", root).disabled = offset === 0;
+    $("#next", root).disabled = last >= total;
+  }
+  $("#chat-search", root).addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { offset = 0; load(); }, 150);
+  });
+  $("#prev", root).addEventListener("click", () => { offset = Math.max(0, offset - limit); load(); });
+  $("#next", root).addEventListener("click", () => { offset += limit; load(); });
+  load();
+  return { name: (id) => names.get(id) || id, reload: load };
+}
+
+function loginPage() {
+  const form = $("#login-form");
+  if (!form) return;
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const res = await api("POST", "/api/login", { password: $("#password").value });
+    if (res.ok) { location.assign("/connections"); return; }
+    $("#password").value = "";
+    say(res.status === 429 ? "Too many failed attempts; wait a little and try again." :
+        res.status === 401 ? "Wrong password." : failure(res), "error");
+  });
+}
+
+function logoutButton() {
+  const b = $("#logout");
+  if (!b) return;
+  b.addEventListener("click", async () => {
+    await api("POST", "/api/logout", {});
+    location.assign("/login");
+  });
+}
+
+function scopeBody(mode, text) {
+  if (mode === "all") return { chats: { mode: "all" } };
+  return { chats: { mode, chats: idLines(text) } };
+}
+
+function connectionsPage() {
+  const form = $("#create-form");
+  if (!form) return;
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const fd = new FormData(form);
+    const days = Number(fd.get("days"));
+    const body = {
+      name: fd.get("name"),
+      kind: fd.get("kind"),
+      expires_at: new Date(Date.now() + days * 86400000).toISOString(),
+      read_scope: scopeBody(fd.get("scope"), fd.get("chats")),
+    };
+    const res = await api("POST", "/api/connections", body);
+    if (!res.ok) { say(failure(res), "error"); return; }
+    say("Created “" + res.data.connection.name + "”. Copy its token below; reload the page to see it in the list.", "ok");
+    showToken(res.data.token);
+    form.reset();
+  });
+  for (const b of $$("button.rotate")) {
+    b.addEventListener("click", async () => {
+      if (!confirm("Rotate? The current token stops working at once and send permission goes back to none.")) return;
+      const res = await api("POST", "/api/connections/rotate", { id: b.dataset.id, revision: Number(b.dataset.revision) });
+      if (!res.ok) { say(failure(res), "error"); return; }
+      say("Rotated. Copy the new token below.", "ok");
+      b.dataset.revision = res.data.connection.revision;
+      showToken(res.data.token);
+    });
+  }
+  for (const b of $$("button.revoke")) {
+    b.addEventListener("click", async () => {
+      if (!confirm("Revoke “" + b.dataset.name + "”? Its token stops working at once.")) return;
+      const res = await api("POST", "/api/connections/revoke", { id: b.dataset.id });
+      if (!res.ok) { say(failure(res), "error"); return; }
+      say("Revoked “" + b.dataset.name + "”.", "ok");
+      const row = b.closest("tr");
+      $$("button", row).forEach((x) => x.remove());
+      const st = $(".state", row);
+      st.textContent = "revoked";
+      st.className = "state revoked";
+    });
+  }
+}
+
+function permissionsPage(data) {
+  const selected = new Set(data.selected);
+  let sendRevision = data.send_revision;
+  let revision = data.revision;
+  const modeBox = (m) => $('#mode input[value="' + m + '"]');
+  modeBox(data.mode).checked = true;
+  const countEl = $("#selected-count");
+  let pick = null;
+  function refresh() {
+    countEl.textContent = String(selected.size);
+    const names = Array.from(selected).map((id) => pick ? pick.name(id) : id);
+    $("#selected-names").textContent = names.length ? "(" + names.join(", ") + ")" : "";
+    $("#picker").hidden = !modeBox("selected").checked;
+  }
+  pick = picker($("#picker"), { connection: data.id, selected, names: data.names, onChange: refresh });
+  $$('#mode input').forEach((r) => r.addEventListener("change", refresh));
+  refresh();
+  $("#save-permission").addEventListener("click", async () => {
+    const mode = $('#mode input:checked').value;
+    const body = {
+      id: data.id, revision, mode,
+      chats: mode === "selected" ? Array.from(selected) : [],
+      expected_send_revision: sendRevision,
+    };
+    const res = await api("POST", "/api/connections/send-permission", body);
+    if (res.status === 409) {
+      say("Changed elsewhere — reopen this page to see the current permission, then edit again.", "error");
+      return;
+    }
+    if (!res.ok) { say(failure(res), "error"); return; }
+    sendRevision = res.data.revision;
+    say("Saved: " + (res.data.mode === "selected" ? res.data.chats.length + " chats" : res.data.mode) + ".", "ok");
+  });
+  const scope = $("#scope-form");
+  $('input[name="scope"][value="' + data.scope_mode + '"]', scope).checked = true;
+  $("#scope-chats").value = data.scope_chats.join("\n");
+  scope.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (!confirm("Change what it may read? Its token stops working at once and send permission goes back to none.")) return;
+    const mode = $('input[name="scope"]:checked', scope).value;
+    const res = await api("POST", "/api/connections/read-scope", {
+      id: data.id, revision, read_scope: scopeBody(mode, $("#scope-chats").value),
+    });
+    if (!res.ok) { say(failure(res), "error"); return; }
+    revision = res.data.connection.revision;
+    sendRevision = res.data.connection.send_permission.revision;
+    $("#revision").textContent = String(revision);
+    selected.clear();
+    modeBox("none").checked = true;
+    refresh();
+    pick.reload();
+    say("Read scope saved; send permission is back to none.", "ok");
+    showToken(res.data.token);
+  });
+}
+
+function policyPage(data) {
+  const selected = new Set(data.selected);
+  let revision = data.revision;
+  let pick = null;
+  pick = picker($("#picker"), { selected, names: data.names, onChange: () => {} });
+  $("#save-policy").addEventListener("click", async () => {
+    const res = await api("POST", "/api/policy", { excluded_chats: Array.from(selected), revision });
+    if (!res.ok) { say(failure(res), "error"); return; }
+    revision = res.data.revision;
+    say(res.data.excluded_chats.length + " chats excluded.", "ok");
+  });
+}
+
+function accountPage() {
+  for (const b of $$("button.account-action")) {
+    b.addEventListener("click", async () => {
+      if (b.dataset.confirm && !confirm(b.dataset.confirm)) return;
+      const res = await api("POST", "/api/account", { action: b.dataset.action });
+      if (!res.ok) { say(failure(res), "error"); return; }
+      location.reload();
+    });
+  }
+  const form = $("#pair-code-form");
+  if (form) {
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const res = await api("POST", "/api/account", { action: "pair_with_code", phone: $("#phone").value });
+      if (!res.ok) { say(failure(res), "error"); return; }
+      location.reload();
+    });
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  logoutButton();
+  loginPage();
+  connectionsPage();
+  accountPage();
+  const data = pageData();
+  if (data && data.kind === "permissions") permissionsPage(data);
+  if (data && data.kind === "policy") policyPage(data);
+});

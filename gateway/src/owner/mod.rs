@@ -1,0 +1,178 @@
+//! Listener B (DESIGN §6): the owner dashboard (server-rendered pages with a little JS) and the
+//! owner API, plus `/mcp` and `/api/send/*` exactly as on listener A but under listener B's own
+//! Host rule (the host:port of `WAZAP_OWNER_ORIGIN`).
+//!
+//! The owner's state (password, sessions, CSRF tokens, connections, policy) lives in the
+//! worker; this module only carries the session cookie and the `X-CSRF-Token` header to it
+//! ([`OwnerState::call`]) after [`guard`] has checked Host, Origin, `Sec-Fetch-Site`,
+//! Content-Type and the absence of bearer tokens.
+
+mod guard;
+mod html;
+mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use wazap_shared::bus::Rpc;
+use wazap_shared::wire::owner::{Owned, OwnerCall};
+use wazap_shared::{ErrorCode, RpcError};
+
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::jwks::KeyCache;
+use crate::state::{AppState, Bus};
+
+/// The header a page's script sends with every write.
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+/// How long the browser keeps the session cookie (the worker ends it earlier when idle).
+const COOKIE_MAX_AGE_SECS: u32 = 8 * 3600;
+
+/// What the owner routes share.
+#[derive(Debug)]
+pub(crate) struct OwnerState {
+    /// The way to the worker.
+    bus: Bus,
+    /// `WAZAP_OWNER_ORIGIN`, exact and lower-cased: the only `Origin` a write may carry.
+    origin: String,
+    /// Its host[:port]: the only `Host` accepted.
+    host: String,
+    /// Whether the origin is https (cookies get `Secure` and the `__Host-` prefix).
+    secure: bool,
+}
+
+/// Listener B's app and the key cache its `/mcp` verifies with (whose refresher the caller
+/// runs).
+pub(crate) fn listener_b(
+    config: Config,
+    nats: async_nats::Client,
+    bus: Bus,
+    bound_port: u16,
+    shutdown: &CancellationToken,
+) -> (Router, Arc<KeyCache>) {
+    let origin = config.owner_origin.clone();
+    let (scheme, host) = origin.split_once("://").unwrap_or(("http", &origin));
+    let state = Arc::new(OwnerState {
+        bus,
+        host: host.to_owned(),
+        secure: scheme == "https",
+        origin: origin.clone(),
+    });
+    let mut mcp_config = config;
+    mcp_config.public_hosts = vec![state.host.clone()];
+    let mcp_state = AppState::new(mcp_config, nats, bound_port, shutdown);
+    let keys = Arc::clone(&mcp_state.keys);
+    let app = routes::router(state).merge(crate::http::mcp_routes(mcp_state));
+    (app, keys)
+}
+
+impl OwnerState {
+    /// The session cookie's name.
+    fn cookie_name(&self) -> &'static str {
+        if self.secure {
+            "__Host-wazap_owner"
+        } else {
+            "wazap_owner"
+        }
+    }
+
+    /// The session id from the request's cookie, if any.
+    fn session(&self, headers: &HeaderMap) -> Option<String> {
+        let name = self.cookie_name();
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_owned())
+            .filter(|v| !v.is_empty() && v.len() <= 128)
+    }
+
+    /// `Set-Cookie` for a new session id.
+    fn set_cookie(&self, session: &str) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::try_from(format!(
+            "{}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={COOKIE_MAX_AGE_SECS}{secure}",
+            self.cookie_name()
+        ))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// `Set-Cookie` that removes the session cookie.
+    fn clear_cookie(&self) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::try_from(format!(
+            "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}",
+            self.cookie_name()
+        ))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// Call owner op `R` with the request's session and CSRF header.
+    async fn call<R, B, T>(&self, headers: &HeaderMap, body: B) -> Result<T, OwnerError>
+    where
+        R: Rpc<Request = OwnerCall<B>, Response = Owned<T>>,
+        B: Serialize + DeserializeOwned + Send + Sync,
+        T: Serialize + DeserializeOwned + Send + Sync,
+    {
+        let call = OwnerCall {
+            session: self.session(headers),
+            csrf: headers
+                .get(CSRF_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            body,
+        };
+        match self.bus.call::<R>(None, &call, None).await? {
+            Owned::Done(value) => Ok(value),
+            Owned::CsrfRejected => Err(OwnerError::Csrf),
+            Owned::Stale => Err(OwnerError::Stale),
+        }
+    }
+}
+
+/// Why an owner request failed.
+#[derive(Debug)]
+pub(crate) enum OwnerError {
+    /// The worker's answer (e.g. `unauthenticated` without a session, `rate_limited` logins).
+    Rpc(RpcError),
+    /// A write without the session's CSRF token: HTTP 403.
+    Csrf,
+    /// A revision the editor saw is no longer current, nothing changed: HTTP 409.
+    Stale,
+}
+
+impl From<RpcError> for OwnerError {
+    fn from(e: RpcError) -> Self {
+        Self::Rpc(e)
+    }
+}
+
+impl IntoResponse for OwnerError {
+    /// CSRF and stale answers use `invalid_argument` with their own status (DESIGN §7 has no
+    /// other code for them).
+    fn into_response(self) -> Response {
+        match self {
+            Self::Rpc(e) => ApiError::from(e).into_response(),
+            Self::Csrf => ApiError::new(
+                ErrorCode::InvalidArgument,
+                "x-csrf-token: missing or not this session's",
+            )
+            .with_status(StatusCode::FORBIDDEN)
+            .into_response(),
+            Self::Stale => ApiError::new(
+                ErrorCode::InvalidArgument,
+                "revision: changed elsewhere — reopen and edit again",
+            )
+            .with_status(StatusCode::CONFLICT)
+            .into_response(),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `GET /api/connections` and `POST /api/connections/send-permission` exactly as DESIGN §6,
+//! plus rotate and read-scope edits (new credential revision, send permission reset).
+
+use serde_json::{Value, json};
+use wazap_tests::Stack;
+use wazap_worker::config::ConnectorKind;
+
+use super::{Owner, chat, read_outcome};
+
+async fn stored(stack: &Stack, id: &str) -> anyhow::Result<(String, Vec<String>, i32, i32)> {
+    let row = stack
+        .pool
+        .get()
+        .await?
+        .query_one(
+            "select send_mode, send_chats, send_revision, revision from connections where connection_id = $1",
+            &[&id],
+        )
+        .await?;
+    Ok((row.get(0), row.get(1), row.get(2), row.get(3)))
+}
+
+#[tokio::test]
+async fn send_permission_edits_follow_design_6() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+    let mut chats = Vec::new();
+    for i in 0..4 {
+        chats.push(chat(&stack, i, &format!("Person {i}")).await?);
+    }
+    let (c1, c2, c3, outside) = (&chats[0], &chats[1], &chats[2], &chats[3]);
+    let scope = json!({"chats": {"mode": "selected", "chats": [c1, c2, c3]}});
+    let (id, token) = owner.create(&gw, "agent", scope).await?;
+    let path = "/api/connections/send-permission";
+    let edit = |mode: &str, chats: Value, rev: u32, send_rev: u32| json!({"id": id, "revision": rev, "mode": mode, "chats": chats, "expected_send_revision": send_rev});
+
+    let many: Vec<String> = (0..101).map(|i| format!("c_{i:016x}")).collect();
+    for (what, body) in [
+        ("0 chats", edit("selected", json!([]), 0, 0)),
+        ("101 chats", edit("selected", json!(many), 0, 0)),
+        ("duplicate", edit("selected", json!([c1, c1]), 0, 0)),
+        (
+            "outside the read scope",
+            edit("selected", json!([c1, outside]), 0, 0),
+        ),
+        (
+            "unknown chat",
+            edit("selected", json!(["c_0000000000000000"]), 0, 0),
+        ),
+        (
+            "phone number",
+            edit("selected", json!(["+972501234567"]), 0, 0),
+        ),
+        ("chats with all", edit("all", json!([c1]), 0, 0)),
+        (
+            "mode without expected_send_revision",
+            json!({"id": id, "revision": 0, "mode": "all", "chats": []}),
+        ),
+    ] {
+        let a = owner.post(&gw, path, body).await?;
+        assert_eq!(a.status, 400, "{what}: {}", a.text);
+        assert_eq!(a.json["error"]["code"], "invalid_argument", "{what}");
+    }
+    assert_eq!(
+        stored(&stack, &id).await?,
+        ("none".into(), vec![], 0, 0),
+        "a refused edit changed something"
+    );
+
+    let a = owner
+        .post(&gw, path, edit("selected", json!([c1, c2]), 0, 0))
+        .await?;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        a.json,
+        json!({"mode": "selected", "chats": [c1, c2], "revision": 1})
+    );
+
+    // Stale send revision or stale credential revision: 409, nothing changed.
+    for (what, body) in [
+        ("stale send revision", edit("all", json!([]), 0, 0)),
+        ("stale credential revision", edit("all", json!([]), 7, 1)),
+    ] {
+        let a = owner.post(&gw, path, body).await?;
+        assert_eq!(a.status, 409, "{what}: {}", a.text);
+    }
+    assert_eq!(
+        stored(&stack, &id).await?,
+        ("selected".into(), vec![c1.clone(), c2.clone()], 1, 0)
+    );
+
+    let a = owner.post(&gw, path, edit("all", json!([]), 0, 1)).await?;
+    assert_eq!(a.json, json!({"mode": "all", "chats": [], "revision": 2}));
+    // The older body: non-empty = selected, empty = none, no send-revision check.
+    let a = owner
+        .post(&gw, path, json!({"id": id, "revision": 0, "chats": [c3]}))
+        .await?;
+    assert_eq!(
+        a.json,
+        json!({"mode": "selected", "chats": [c3], "revision": 3}),
+        "{}",
+        a.text
+    );
+    let a = owner
+        .post(&gw, path, json!({"id": id, "revision": 0, "chats": [c1]}))
+        .await?;
+    assert_eq!(a.json["revision"], 4);
+    let listed = owner.get(&gw, "/api/connections").await?;
+    let conn = &listed.json["connections"][0];
+    assert_eq!(conn["id"], id.as_str());
+    assert_eq!(conn["revision"], 0);
+    assert_eq!(
+        conn["send_permission"],
+        json!({"mode": "selected", "chats": [c1], "revision": 4})
+    );
+    for field in ["name", "kind", "expires_at", "read_scope"] {
+        assert!(!conn[field].is_null(), "{field}");
+    }
+    let a = owner
+        .post(&gw, path, json!({"id": id, "revision": 0, "chats": []}))
+        .await?;
+    assert_eq!(a.json, json!({"mode": "none", "chats": [], "revision": 5}));
+    // Edits kept the token.
+    assert_eq!(read_outcome(&gw.mcp_url(), &token).await?, "ok");
+    Ok(())
+}
+
+#[tokio::test]
+async fn rotation_and_scope_edits_make_a_new_credential() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+    let c1 = chat(&stack, 1, "One").await?;
+    let (id, token0) = owner
+        .create(&gw, "agent", json!({"chats": {"mode": "all"}}))
+        .await?;
+    let path = "/api/connections/send-permission";
+    let a = owner.post(&gw, path, json!({"id": id, "revision": 0, "mode": "selected", "chats": [c1], "expected_send_revision": 0})).await?;
+    assert_eq!(a.status, 200);
+
+    let stale = owner
+        .post(
+            &gw,
+            "/api/connections/rotate",
+            json!({"id": id, "revision": 3}),
+        )
+        .await?;
+    assert_eq!(stale.status, 409);
+    let r = owner
+        .post(
+            &gw,
+            "/api/connections/rotate",
+            json!({"id": id, "revision": 0}),
+        )
+        .await?;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json["connection"]["revision"], 1);
+    assert_eq!(r.json["connection"]["send_permission"]["mode"], "none");
+    let token1 = r.json["token"].as_str().unwrap().to_owned();
+    assert_eq!(
+        read_outcome(&gw.mcp_url(), &token0).await?,
+        "tool:unauthenticated",
+        "the old token still works"
+    );
+    assert_eq!(read_outcome(&gw.mcp_url(), &token1).await?, "ok");
+
+    let s = owner
+        .post(&gw, "/api/connections/read-scope", json!({"id": id, "revision": 1, "read_scope": {"chats": {"mode": "selected", "chats": [c1]}}}))
+        .await?;
+    assert_eq!(s.status, 200, "{}", s.text);
+    assert_eq!(s.json["connection"]["revision"], 2);
+    assert_eq!(
+        s.json["connection"]["read_scope"]["chats"]["mode"],
+        "selected"
+    );
+    let token2 = s.json["token"].as_str().unwrap().to_owned();
+    assert_eq!(
+        read_outcome(&gw.mcp_url(), &token1).await?,
+        "tool:unauthenticated"
+    );
+    assert_eq!(read_outcome(&gw.mcp_url(), &token2).await?, "ok");
+
+    let v = owner
+        .post(&gw, "/api/connections/revoke", json!({"id": id}))
+        .await?;
+    assert_eq!(v.status, 200);
+    assert_eq!(
+        read_outcome(&gw.owner_url("/mcp"), &token2).await?,
+        "tool:unauthenticated"
+    );
+    let after = owner
+        .post(&gw, path, json!({"id": id, "revision": 2, "chats": [c1]}))
+        .await?;
+    assert_eq!(after.status, 400, "a revoked connection gets no permission");
+    Ok(())
+}
