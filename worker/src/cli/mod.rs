@@ -6,6 +6,7 @@ use chrono::TimeDelta;
 use wazap_shared::grant::ConnectionKind;
 use wazap_shared::wire::grants::{ChatSelection, ReadScope};
 
+pub mod link;
 pub mod run;
 pub mod values;
 
@@ -23,6 +24,9 @@ usage:
   wazap-worker migrate                 apply database migrations and exit
   wazap-worker set-owner-password      read one line from stdin and make it the owner's
                                        dashboard password (8+ characters); ends all sessions
+  wazap-worker link [--phone DIGITS]   link a phone to the WhatsApp device (stop the worker
+                                       first): shows a QR code in the terminal, or with
+                                       --phone a code to type on the phone; waits until linked
   wazap-worker connection create --name NAME --kind local|remote --expires-in DURATION
                [--chats ID,...] [--except ID,...] [--since DATE] [--until DATE]
                                        create an AI connection; its token is printed once on
@@ -41,7 +45,8 @@ usage:
   ID        opaque chat ids (c_...), as the read tools return them
 
 Configuration comes from the environment: WAZAP_DATABASE_URL, WAZAP_NATS_URL,
-WAZAP_NATS_PREFIX, WAZAP_CONNECTOR (whatsapp|demo|sim), WAZAP_OWNER_PASSWORD, RUST_LOG.
+WAZAP_NATS_PREFIX, WAZAP_CONNECTOR (whatsapp|demo|sim), WAZAP_OWNER_PASSWORD,
+WAZAP_DATA_DIR, RUST_LOG.
 ";
 
 /// A parsed command line.
@@ -53,6 +58,11 @@ pub enum Command {
     Migrate,
     /// Read the owner password from stdin and store it.
     SetOwnerPassword,
+    /// `link [--phone DIGITS]`: pair a phone with the WhatsApp device store.
+    Link {
+        /// Pair by code for this phone number instead of by QR.
+        phone: Option<String>,
+    },
     /// Print [`USAGE`].
     Help,
     /// `connection create`.
@@ -99,6 +109,22 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
         ["set-owner-password"] => Ok(Command::SetOwnerPassword),
         ["serve" | "migrate" | "set-owner-password", extra, ..] => {
             Err(usage(format!("unexpected argument {extra}")))
+        }
+        ["link", rest @ ..] => {
+            let mut opts = Options::parse(rest, &["--phone"])?;
+            let phone = opts.take("--phone");
+            if let Some(p) = &phone
+                && !(7..=15).contains(&p.len())
+            {
+                return Err(usage("--phone: expected 7-15 digits with the country code"));
+            }
+            if phone
+                .as_deref()
+                .is_some_and(|p| !p.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err(usage("--phone: expected digits only (country code, no +)"));
+            }
+            Ok(Command::Link { phone })
         }
         ["connection", "create", rest @ ..] => create(rest),
         ["connection", "list"] => Ok(Command::ListConnections),
@@ -295,6 +321,31 @@ mod tests {
         assert_eq!(p(&[]).unwrap(), Command::Serve);
         assert_eq!(p(&["serve"]).unwrap(), Command::Serve);
         assert_eq!(p(&["migrate"]).unwrap(), Command::Migrate);
+        assert_eq!(p(&["link"]).unwrap(), Command::Link { phone: None });
+        assert_eq!(
+            p(&["link", "--phone", "15550001111"]).unwrap(),
+            Command::Link {
+                phone: Some("15550001111".into())
+            }
+        );
+        assert!(
+            p(&["link", "--phone", "+1555000111"])
+                .unwrap_err()
+                .0
+                .contains("digits")
+        );
+        assert!(
+            p(&["link", "--phone", "12"])
+                .unwrap_err()
+                .0
+                .contains("7-15")
+        );
+        assert!(
+            p(&["link", "now"])
+                .unwrap_err()
+                .0
+                .contains("unexpected argument")
+        );
         assert_eq!(p(&["--help"]).unwrap(), Command::Help);
         assert_eq!(p(&["connection", "create", "-h"]).unwrap(), Command::Help);
         assert_eq!(

@@ -28,6 +28,7 @@ pub async fn execute(command: Command, config: Config) -> ExitCode {
         }
         Command::Migrate => migrate(&config).await.map(|_| ()),
         Command::SetOwnerPassword => set_owner_password(&config).await,
+        Command::Link { phone } => super::link::link(&config, phone).await,
         Command::CreateConnection(args) => create(&config, args).await,
         Command::ListConnections => list(&config).await,
         Command::RevokeConnection { id } => revoke(&config, &id).await,

@@ -36,6 +36,7 @@ pub struct WhatsappConnector {
     shared: Arc<Shared>,
     pool: Pool,
     controls: mpsc::Sender<Control>,
+    run: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl WhatsappConnector {
@@ -54,12 +55,28 @@ impl WhatsappConnector {
         let (shared, work) = Shared::new(archive, account.to_owned());
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(session::drain(shared.clone(), work));
-        tokio::spawn(session::run(shared.clone(), paths, lock, rx, shutdown));
+        let run = tokio::spawn(session::run(shared.clone(), paths, lock, rx, shutdown));
         Ok(Arc::new(Self {
             shared,
             pool,
             controls,
+            run: std::sync::Mutex::new(Some(run)),
         }))
+    }
+
+    /// Where the connection is (finer than [`Connector::state`]: tells a linked device that is
+    /// still connecting from one that is not linked).
+    pub fn phase(&self) -> status::Phase {
+        self.shared.status().phase
+    }
+
+    /// Wait until the session has stopped (after its shutdown token was cancelled) and the
+    /// client flushed the device store.
+    pub async fn stopped(&self) {
+        let run = self.run.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(run) = run {
+            let _ = run.await;
+        }
     }
 
     /// Whether the session can carry messages now.

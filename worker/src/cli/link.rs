@@ -1,0 +1,154 @@
+//! `wazap-worker link [--phone DIGITS]`: link a phone from the terminal. Opens the device store
+//! (refused while a worker holds it), shows each QR code as text — or, with `--phone`, the
+//! code to type on the phone — and returns once WhatsApp reports the device linked, after the
+//! client flushed its keys. Everything goes to stderr; nothing here is logged.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wazap_shared::ids::DEFAULT_ACCOUNT;
+use wazap_shared::wire::SyncState;
+
+use crate::archive::Archive;
+use crate::connector::whatsapp::WhatsappConnector;
+use crate::connector::whatsapp::status::Phase;
+use crate::connector::{AccountAction, Connector as _, ControlError};
+use crate::{Config, db};
+
+/// How often the terminal view is refreshed.
+const TICK: Duration = Duration::from_millis(500);
+/// How long a linked device gets to log in before the command gives up.
+const LOGIN_WAIT: Duration = Duration::from_secs(120);
+
+/// Run the pairing until linked, failed or interrupted.
+pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> {
+    let pool = db::pool(&config.database_url, 4)?;
+    db::migrate(&pool).await?;
+    let stop = CancellationToken::new();
+    super::run::cancel_on_signals(stop.clone());
+    let session = CancellationToken::new();
+    let archive = Archive::start(pool.clone(), session.clone()).await?;
+    let wa = WhatsappConnector::start(
+        archive,
+        pool,
+        &config.data_dir,
+        DEFAULT_ACCOUNT,
+        session.clone(),
+    )?;
+    let result = drive(&wa, phone, &stop).await;
+    session.cancel();
+    wa.stopped().await;
+    result
+}
+
+/// Show codes until the device is linked and logged in.
+async fn drive(
+    wa: &WhatsappConnector,
+    phone: Option<String>,
+    stop: &CancellationToken,
+) -> anyhow::Result<()> {
+    while wa.phase() == Phase::Starting {
+        tokio::select! {
+            () = tokio::time::sleep(TICK) => {}
+            () = stop.cancelled() => anyhow::bail!("interrupted"),
+        }
+    }
+    if wa.phase() != Phase::Unpaired {
+        anyhow::bail!(
+            "a phone is already linked to this device store; unlink it from the dashboard \
+             (or delete the store) before linking another"
+        );
+    }
+    if let Some(phone) = phone {
+        eprintln!("asking WhatsApp for a pairing code…");
+        wa.control(DEFAULT_ACCOUNT, AccountAction::PairWithCode { phone })
+            .await
+            .map_err(|e| match e {
+                ControlError::NotNow(m) => anyhow::anyhow!(m),
+                ControlError::Failed(e) => e,
+            })?;
+    }
+    let mut shown_qr = None;
+    let mut shown_code = None;
+    let mut linked_at = None;
+    loop {
+        let pairing = wa.pairing(DEFAULT_ACCOUNT);
+        if pairing.qr.is_some() && pairing.qr != shown_qr && pairing.pairing_code.is_none() {
+            let qr = pairing.qr.clone().unwrap_or_default();
+            eprintln!(
+                "{}\nscan with WhatsApp on the phone: Settings → Linked devices → Link a device",
+                render(&qr)?
+            );
+            shown_qr = pairing.qr.clone();
+        }
+        if pairing.pairing_code.is_some() && pairing.pairing_code != shown_code {
+            eprintln!(
+                "on the phone: Linked devices → Link a device → Link with phone number instead, \
+                 then type: {}",
+                pairing.pairing_code.clone().unwrap_or_default()
+            );
+            shown_code = pairing.pairing_code.clone();
+        }
+        match (wa.phase(), wa.state(DEFAULT_ACCOUNT)) {
+            (_, SyncState::Live | SyncState::CatchingUp) => {
+                eprintln!("linked; start the worker (wazap-worker serve) to sync");
+                return Ok(());
+            }
+            (Phase::Offline, _) => {
+                let since = *linked_at.get_or_insert_with(tokio::time::Instant::now);
+                if since.elapsed() > LOGIN_WAIT {
+                    anyhow::bail!("linked, but WhatsApp did not let the device log in");
+                }
+            }
+            (Phase::Unpaired, _) if pairing.qr.is_none() && pairing.pairing_code.is_none() => {
+                if let Some(detail) = pairing.detail.filter(|d| d.contains("expired")) {
+                    anyhow::bail!("{detail}: run link again");
+                }
+            }
+            (Phase::LoggedOut | Phase::Replaced | Phase::Refused, _) => {
+                anyhow::bail!(
+                    "{}",
+                    pairing.detail.unwrap_or_else(|| "linking failed".into())
+                );
+            }
+            _ => {}
+        }
+        tokio::select! {
+            () = tokio::time::sleep(TICK) => {}
+            () = stop.cancelled() => anyhow::bail!("interrupted before the phone was linked"),
+        }
+    }
+}
+
+/// `payload` as a QR code drawn with Unicode half blocks (two rows per line).
+pub fn render(payload: &str) -> anyhow::Result<String> {
+    let code = qrcode::QrCode::new(payload.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the pairing payload does not fit a QR code: {e}"))?;
+    Ok(code
+        .render::<qrcode::render::unicode::Dense1x2>()
+        .dark_color(qrcode::render::unicode::Dense1x2::Light)
+        .light_color(qrcode::render::unicode::Dense1x2::Dark)
+        .quiet_zone(true)
+        .build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pairing_payload_renders_as_a_square_of_half_blocks() {
+        let payload =
+            "2@Qm9ndXMgcmVmIGZvciB0ZXN0cw==,bm9pc2Uga2V5,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA==,1";
+        let text = render(payload).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let width = lines[0].chars().count();
+        assert!(
+            width >= 21 + 8,
+            "at least version 1 plus the quiet zone: {width}"
+        );
+        assert!(lines.iter().all(|l| l.chars().count() == width));
+        assert_eq!(lines.len(), width.div_ceil(2), "two module rows per line");
+        assert!(text.chars().any(|c| c == '█' || c == '▀' || c == '▄'));
+    }
+}
