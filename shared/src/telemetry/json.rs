@@ -62,3 +62,65 @@ pub(super) fn current_ids() -> Option<(String, String)> {
             .then(|| (sc.trace_id().to_string(), sc.span_id().to_string()))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::trace::SdkTracerProvider;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::WithTraceIds;
+
+    /// A writer collecting log lines in memory.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_in_a_span_carry_its_trace_and_span_ids() {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let provider = SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(move || writer.clone())
+                    .event_format(WithTraceIds::new()),
+            );
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!("outside");
+            let span = tracing::info_span!("rpc", op = "ping");
+            let _entered = span.enter();
+            tracing::info!(connection.id = "k1", "inside");
+        });
+        let text = String::from_utf8(lines.0.lock().expect("lock").clone()).expect("utf-8");
+        let parsed: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+            .collect();
+        assert_eq!(parsed.len(), 2, "{text}");
+        assert!(parsed[0].get("trace_id").is_none(), "{}", parsed[0]);
+        let inside = &parsed[1];
+        let trace = inside["trace_id"].as_str().expect("trace_id");
+        let span = inside["span_id"].as_str().expect("span_id");
+        assert_eq!(trace.len(), 32);
+        assert_eq!(span.len(), 16);
+        assert!(trace.chars().all(|c| c.is_ascii_hexdigit()) && trace != "0".repeat(32));
+        assert_eq!(inside["fields"]["message"], "inside");
+        assert_eq!(inside["span"]["op"], "ping");
+    }
+}

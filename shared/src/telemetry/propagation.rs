@@ -49,3 +49,49 @@ pub fn set_parent(span: &tracing::Span, headers: Option<&HeaderMap>) {
         let _ = span.set_parent(cx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+    use opentelemetry_sdk::trace::SdkTracerProvider;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::*;
+
+    #[test]
+    fn the_worker_span_continues_the_trace_of_the_headers() {
+        let provider = SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        tracing::subscriber::with_default(subscriber, || {
+            let mut headers = HeaderMap::new();
+            let gateway = tracing::info_span!("tool");
+            let sent = gateway.context().span().span_context().clone();
+            gateway.in_scope(|| inject_current(&mut headers));
+            let traceparent = headers.get("traceparent").expect("traceparent").as_str();
+            assert_eq!(
+                traceparent,
+                format!("00-{}-{}-01", sent.trace_id(), sent.span_id())
+            );
+
+            let worker = tracing::info_span!("rpc");
+            set_parent(&worker, Some(&headers));
+            let got = worker.context().span().span_context().clone();
+            assert_eq!(got.trace_id(), sent.trace_id());
+            assert_ne!(got.span_id(), sent.span_id());
+
+            // No headers, or none of ours: a new root.
+            let alone = tracing::info_span!("rpc");
+            set_parent(&alone, Some(&HeaderMap::new()));
+            assert_ne!(
+                alone.context().span().span_context().trace_id(),
+                sent.trace_id()
+            );
+            // Outside any span nothing is injected.
+            let mut empty = HeaderMap::new();
+            inject_current(&mut empty);
+            assert!(empty.get("traceparent").is_none());
+        });
+    }
+}
