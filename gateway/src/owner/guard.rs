@@ -25,9 +25,9 @@ pub(crate) async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
-    let mut response = match check(&state, &req) {
-        Ok(()) => next.run(req).await,
-        Err(refusal) => refusal,
+    let mut response = match refusal(&state, &req) {
+        None => next.run(req).await,
+        Some(refusal) => refusal,
     };
     let h = response.headers_mut();
     for (name, value) in [
@@ -43,7 +43,8 @@ pub(crate) async fn guard(
     response
 }
 
-fn check(state: &OwnerState, req: &Request) -> Result<(), Response> {
+/// Why `req` is refused, if it is.
+fn refusal(state: &OwnerState, req: &Request) -> Option<Response> {
     let headers = req.headers();
     let host = headers
         .get(header::HOST)
@@ -51,21 +52,23 @@ fn check(state: &OwnerState, req: &Request) -> Result<(), Response> {
         .map(|h| h.trim().to_ascii_lowercase());
     if host.as_deref() != Some(state.host.as_str()) {
         tracing::warn!("owner route: refused a Host that is not WAZAP_OWNER_ORIGIN's");
-        return Err(refused(
+        return Some(refused(
             StatusCode::FORBIDDEN,
             "the Host header is not this dashboard's",
         ));
     }
     if headers.contains_key(header::AUTHORIZATION) {
         tracing::warn!("owner route: refused a request carrying an Authorization header");
-        return Err(ApiError::new(
-            ErrorCode::Unauthenticated,
-            "owner routes take the owner's session, never a bearer token",
-        )
-        .into_response());
+        return Some(
+            ApiError::new(
+                ErrorCode::Unauthenticated,
+                "owner routes take the owner's session, never a bearer token",
+            )
+            .into_response(),
+        );
     }
     if matches!(*req.method(), Method::GET | Method::HEAD) {
-        return Ok(());
+        return None;
     }
     let origin_ok = headers
         .get(header::ORIGIN)
@@ -73,7 +76,7 @@ fn check(state: &OwnerState, req: &Request) -> Result<(), Response> {
         .is_some_and(|o| o.trim().eq_ignore_ascii_case(&state.origin));
     if !origin_ok {
         tracing::warn!("owner write refused: Origin missing or not WAZAP_OWNER_ORIGIN");
-        return Err(refused(
+        return Some(refused(
             StatusCode::FORBIDDEN,
             "writes need this dashboard's exact Origin",
         ));
@@ -83,7 +86,7 @@ fn check(state: &OwnerState, req: &Request) -> Result<(), Response> {
         .is_some_and(|v| v.as_bytes() == b"cross-site")
     {
         tracing::warn!("owner write refused: cross-site fetch");
-        return Err(refused(
+        return Some(refused(
             StatusCode::FORBIDDEN,
             "cross-site writes are refused",
         ));
@@ -94,12 +97,12 @@ fn check(state: &OwnerState, req: &Request) -> Result<(), Response> {
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err(refused(
+        return Some(refused(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "content-type: must be application/json",
         ));
     }
-    Ok(())
+    None
 }
 
 fn refused(status: StatusCode, message: &str) -> Response {

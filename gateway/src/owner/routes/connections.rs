@@ -194,7 +194,7 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
 <label><input type="radio" name="scope" value="selected"> only the chats listed below</label>
 <label><input type="radio" name="scope" value="all_except"> all chats except those listed below</label>
 </fieldset>
-<label for="c-chats">Chat ids (one per line; copy them from the archive policy list)</label>
+<label for="c-chats">Chat ids (c_…, one per line, as the read tools return them)</label>
 <textarea id="c-chats" name="chats" rows="3"></textarea>
 <button type="submit">Create and show token</button>
 </form>

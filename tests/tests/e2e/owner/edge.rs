@@ -9,6 +9,9 @@ use wazap_worker::config::ConnectorKind;
 
 use super::{Owner, send, tools_list_status};
 
+/// A refused write: what it lacks, its headers, the expected status.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+
 async fn count_connections(stack: &Stack) -> anyhow::Result<i64> {
     Ok(stack
         .pool
@@ -35,7 +38,7 @@ async fn writes_need_the_sessions_csrf_token_and_the_exact_origin() -> anyhow::R
     let wrong_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
     let https = format!("https://127.0.0.1:{port}");
     let suffixed = format!("http://127.0.0.1:{port}.evil.test");
-    let cases: Vec<(&str, Vec<(&str, &str)>, u16)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("no csrf", vec![cookie, origin, json_ct], 403),
         (
             "wrong csrf",
