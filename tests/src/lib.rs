@@ -157,6 +157,11 @@ impl Stack {
         }
     }
 
+    /// Run the next [`Stack::start_worker`] with `connector` (same database and prefix).
+    pub fn set_connector(&mut self, connector: ConnectorKind) {
+        self.connector = connector;
+    }
+
     /// Start the worker (again) and wait until it answers `ping`.
     pub async fn start_worker(&mut self) -> anyhow::Result<()> {
         let token = CancellationToken::new();

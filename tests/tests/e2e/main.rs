@@ -10,3 +10,4 @@ mod send;
 mod send_gateway;
 mod tools;
 mod wait;
+mod whatsapp;

@@ -34,7 +34,8 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
         &config.data_dir,
         DEFAULT_ACCOUNT,
         session.clone(),
-    )?;
+    )
+    .await?;
     let result = drive(&wa, phone, &stop).await;
     session.cancel();
     wa.stopped().await;

@@ -107,7 +107,8 @@ pub async fn start(
             data_dir,
             wazap_shared::ids::DEFAULT_ACCOUNT,
             shutdown,
-        )?),
+        )
+        .await?),
         ConnectorKind::Demo => {
             demo::seed(&archive, &pool, chrono::Utc::now()).await?;
             Ok(Arc::new(demo::DemoConnector))

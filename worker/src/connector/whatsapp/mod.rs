@@ -31,6 +31,9 @@ use crate::archive::{Archive, Inbound};
 use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
 use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
+/// How long start-up waits for a previous holder of the device store to let go.
+const LOCK_WAIT: Duration = Duration::from_secs(15);
+
 /// The connector handle the worker holds.
 pub struct WhatsappConnector {
     shared: Arc<Shared>,
@@ -43,7 +46,7 @@ impl WhatsappConnector {
     /// Take the device store in `data_dir` (failing when another process holds it) and start
     /// the session in the background: this returns at once, whatever the network does, and the
     /// state says `offline` or `unpaired` until WhatsApp answers.
-    pub fn start(
+    pub async fn start(
         archive: Archive,
         pool: Pool,
         data_dir: &std::path::Path,
@@ -51,7 +54,7 @@ impl WhatsappConnector {
         shutdown: CancellationToken,
     ) -> anyhow::Result<Arc<Self>> {
         let paths = StorePaths::new(data_dir);
-        let lock = paths.lock()?;
+        let lock = paths.lock_within(LOCK_WAIT).await?;
         let (shared, work) = Shared::new(archive, account.to_owned());
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(session::drain(shared.clone(), work));

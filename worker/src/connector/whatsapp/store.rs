@@ -58,7 +58,20 @@ impl StorePaths {
         }
     }
 
-    /// Open (or create) the store. Requires the lock.
+    /// [`StorePaths::lock`], retried for up to `wait` while another holder exits (a restart
+    /// that overlaps the previous process's shutdown).
+    pub async fn lock_within(&self, wait: std::time::Duration) -> anyhow::Result<StoreLock> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match self.lock() {
+                Ok(lock) => return Ok(lock),
+                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+            }
+        }
+    }
+
+    /// Open (or create) the store, readable by this user only. Requires the lock.
     pub async fn open(&self, _lock: &StoreLock) -> anyhow::Result<Arc<SqliteStore>> {
         let path = self.file();
         let url = path
@@ -67,6 +80,9 @@ impl StorePaths {
         let store = SqliteStore::new(url)
             .await
             .context("open the WhatsApp device store")?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .context("restrict the WhatsApp device store to this user")?;
         Ok(Arc::new(store))
     }
 

@@ -1,0 +1,58 @@
+//! The real WhatsApp connector with no phone linked and no route to WhatsApp: the worker
+//! starts anyway, says `unpaired` everywhere, and keeps serving the archive.
+
+use serde_json::json;
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::grants::ReadScope;
+use wazap_shared::wire::system::Ping;
+use wazap_tests::Stack;
+use wazap_tests::fixtures::{minutes_ago, person, text};
+use wazap_worker::config::ConnectorKind;
+
+#[tokio::test]
+async fn an_unlinked_worker_starts_reports_unpaired_and_keeps_serving_reads() -> anyhow::Result<()>
+{
+    // Fill the archive through the sim, then restart the same worker on the real connector.
+    let mut stack = Stack::start(ConnectorKind::Sim).await?;
+    stack
+        .inject(text(
+            &person("972501230001"),
+            "W1",
+            minutes_ago(5),
+            "archived before",
+        ))
+        .await?;
+    stack.stop_worker().await?;
+    stack.set_connector(ConnectorKind::Whatsapp);
+    stack.start_worker().await?;
+    let data_dir = stack.worker_config().data_dir;
+    assert!(
+        data_dir.join("whatsapp.sqlite").exists(),
+        "the device store lives in WAZAP_DATA_DIR"
+    );
+
+    let ping = stack.rpc::<Ping>(&Default::default()).await?;
+    assert_eq!(ping.sync, SyncState::Unpaired);
+
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let chats = mcp.call("list_chats", json!({})).await?;
+    assert_eq!(chats.ok()["chats"].as_array().map(Vec::len), Some(1));
+    let read = mcp
+        .call("read_messages", json!({"chat_id": "+972501230001"}))
+        .await?;
+    let read = read.ok();
+    assert_eq!(read["sync"], "unpaired");
+    assert_eq!(read["messages"][0]["text"], "archived before");
+
+    // It stops cleanly (the client flushes and lets go of the store) and starts again.
+    stack.stop_worker().await?;
+    stack.start_worker().await?;
+    assert_eq!(
+        stack.rpc::<Ping>(&Default::default()).await?.sync,
+        SyncState::Unpaired
+    );
+    stack.stop_worker().await?;
+    let _ = std::fs::remove_dir_all(data_dir);
+    Ok(())
+}
