@@ -33,7 +33,6 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!(error = %e, "wazap-stdio stopped");
             eprintln!("wazap-stdio: {e}");
             ExitCode::from(e.exit_code())
         }

@@ -12,6 +12,7 @@ mod upstream;
 pub(crate) use config::Config;
 
 use rmcp::ServiceExt as _;
+use rmcp::service::ServerInitializeError;
 
 /// Why the adapter stopped.
 #[derive(Debug, thiserror::Error)]
@@ -66,10 +67,15 @@ pub(crate) async fn run(config: Config) -> Result<(), StdioError> {
         "upstream checked; serving MCP on stdio"
     );
     let proxy = proxy::Proxy::new(upstream, &checked);
-    let running = proxy
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| StdioError::Serve(e.to_string()))?;
+    let running = match proxy.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            // The client went away before its first request: nothing failed.
+            tracing::info!("stdin closed before the first request; stopping");
+            return Ok(());
+        }
+        Err(e) => return Err(StdioError::Serve(e.to_string())),
+    };
     running
         .waiting()
         .await

@@ -71,8 +71,25 @@ fn startup_error(url: &str, e: &ClientInitializeError) -> ConnectError {
     }
     ConnectError::Unreachable {
         url: url.to_owned(),
-        reason: e.to_string(),
+        reason: root_cause(e),
     }
+}
+
+/// The innermost cause ("Connection refused (os error 111)"), which is what a user can act on;
+/// rmcp's outer layers name its internal types.
+fn root_cause(e: &ClientInitializeError) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    if let ClientInitializeError::TransportError { error, .. } = e {
+        cause = match error.error.downcast_ref::<HttpError>() {
+            // rmcp does not chain the HTTP client's error as a source.
+            Some(HttpError::Client(client)) => client,
+            _ => error.error.as_ref(),
+        };
+    }
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// What an agent is told when a forwarded request failed below MCP (HTTP status, connection):

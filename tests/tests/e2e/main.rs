@@ -1,6 +1,7 @@
 //! End-to-end: worker + gateway against real Postgres and NATS, driven through `/mcp`.
 
 mod auth;
+mod compat;
 mod ops;
 mod owner;
 mod reading;
