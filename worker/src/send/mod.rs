@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use chrono::SubsecRound as _;
 use sha2::{Digest as _, Sha256};
+use tracing::Instrument as _;
 use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -200,7 +201,12 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         wa_id: wa_id.clone(),
         content,
     };
-    let outcome = tokio::time::timeout(CONNECTOR_BUDGET, state.connector.send(message)).await;
+    // The connector's work is a span of its own in the request's trace.
+    let transmit = state
+        .connector
+        .send(message)
+        .instrument(tracing::info_span!("connector.send"));
+    let outcome = tokio::time::timeout(CONNECTOR_BUDGET, transmit).await;
     let (wanted, accepted_at) = match outcome {
         // Postgres keeps microseconds: answer exactly what a replay will read.
         Ok(Ok(ack)) => (JournalState::Accepted, Some(ack.at.trunc_subsecs(6))),

@@ -1,16 +1,16 @@
 //! One trace id from the gateway's tool span through the NATS hop to the worker's `rpc` span,
 //! seen by an in-memory span exporter installed in this test process (gateway and worker run
-//! in it), and no credential or message text in any span attribute.
+//! in it), down to the connector's work for a send, and no credential or message text in any
+//! span attribute.
 
 use std::time::{Duration, Instant};
 
 use opentelemetry::trace::TraceId;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
-use wazap_shared::wire::grants::ReadScope;
-use wazap_tests::Stack;
 use wazap_tests::fixtures::{minutes_ago, person, text};
-use wazap_worker::config::ConnectorKind;
+
+use crate::send::Sending;
 
 /// The value of attribute `key` of `span`, as a string.
 fn attr(span: &SpanData, key: &str) -> Option<String> {
@@ -54,7 +54,8 @@ async fn a_tool_call_is_one_trace_from_gateway_to_worker() -> anyhow::Result<()>
         wazap_shared::telemetry::init_with("wazap-tests", provider),
         "a subscriber was already installed: run this test in its own process (cargo nextest)"
     );
-    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let s = Sending::start().await?;
+    let stack = &s.stack;
     let secret_words = "the quick secret sentence";
     stack
         .inject(text(
@@ -64,7 +65,7 @@ async fn a_tool_call_is_one_trace_from_gateway_to_worker() -> anyhow::Result<()>
             secret_words,
         ))
         .await?;
-    let token = stack.token(ReadScope::all()).await?;
+    let token = s.token.clone();
     let gw = stack.gateway(&[]).await?;
     let mcp = gw.mcp(&token).await?;
     let listed = mcp.call("list_chats", json!({})).await?;
@@ -99,6 +100,28 @@ async fn a_tool_call_is_one_trace_from_gateway_to_worker() -> anyhow::Result<()>
         );
         assert_eq!(attr(&edge, "outcome").as_deref(), Some("ok"));
     }
+
+    // A send: the connector's work is in the same trace too.
+    let sent = mcp
+        .call(
+            "send_message",
+            json!({"chat_id": s.chat, "request_id": "t1", "text": secret_words}),
+        )
+        .await?;
+    assert_eq!(sent.ok()["state"], "accepted");
+    let edge = finished(&exporter, "tool", "tool", "send_message").await?;
+    let rpc = finished(&exporter, "rpc", "op", "send_message").await?;
+    let spans = exporter.get_finished_spans()?;
+    let connector = spans
+        .iter()
+        .find(|sp| sp.name == "connector.send")
+        .expect("a connector.send span");
+    assert_eq!(rpc.span_context.trace_id(), edge.span_context.trace_id());
+    assert_eq!(
+        connector.span_context.trace_id(),
+        edge.span_context.trace_id()
+    );
+    assert_eq!(connector.parent_span_id, rpc.span_context.span_id());
 
     // Nothing secret in any attribute of any span (token, message text, phone number).
     for span in exporter.get_finished_spans()? {
