@@ -26,6 +26,8 @@ async fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     wazap_shared::telemetry::init("wazap-stdio");
+    // https upstreams: rustls on ring (the HTTP client is built without a default provider).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let outcome = match stdio::Config::load(&Env) {
         Ok(config) => stdio::run(config).await,
         Err(e) => Err(e.into()),
