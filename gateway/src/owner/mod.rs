@@ -74,45 +74,22 @@ pub(crate) fn listener_b(
 impl OwnerState {
     /// The session cookie's name.
     fn cookie_name(&self) -> &'static str {
-        if self.secure {
-            "__Host-wazap_owner"
-        } else {
-            "wazap_owner"
-        }
+        cookie_name(self.secure)
     }
 
     /// The session id from the request's cookie, if any.
     fn session(&self, headers: &HeaderMap) -> Option<String> {
-        let name = self.cookie_name();
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.to_owned())
-            .filter(|v| !v.is_empty() && v.len() <= 128)
+        session_cookie(headers, self.cookie_name())
     }
 
     /// `Set-Cookie` for a new session id.
     fn set_cookie(&self, session: &str) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
-        HeaderValue::try_from(format!(
-            "{}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={COOKIE_MAX_AGE_SECS}{secure}",
-            self.cookie_name()
-        ))
-        .unwrap_or_else(|_| HeaderValue::from_static(""))
+        cookie(self.secure, session, COOKIE_MAX_AGE_SECS)
     }
 
     /// `Set-Cookie` that removes the session cookie.
     fn clear_cookie(&self) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
-        HeaderValue::try_from(format!(
-            "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}",
-            self.cookie_name()
-        ))
-        .unwrap_or_else(|_| HeaderValue::from_static(""))
+        cookie(self.secure, "", 0)
     }
 
     /// Call owner op `R` with the request's session and CSRF header.
@@ -136,6 +113,38 @@ impl OwnerState {
             Owned::Stale => Err(OwnerError::Stale),
         }
     }
+}
+
+/// `__Host-` (no Domain, Path=/, Secure: sibling hosts cannot set it) behind https.
+fn cookie_name(secure: bool) -> &'static str {
+    if secure {
+        "__Host-wazap_owner"
+    } else {
+        "wazap_owner"
+    }
+}
+
+/// The `Set-Cookie` value for `value`.
+fn cookie(secure: bool, value: &str, max_age: u32) -> HeaderValue {
+    let flag = if secure { "; Secure" } else { "" };
+    HeaderValue::try_from(format!(
+        "{}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{flag}",
+        cookie_name(secure)
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// The value of cookie `name` in `headers` (ids only ever come from cookies, never URLs).
+fn session_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
+        .filter(|v| !v.is_empty() && v.len() <= 128)
 }
 
 /// Why an owner request failed.
@@ -174,5 +183,35 @@ impl IntoResponse for OwnerError {
             .with_status(StatusCode::CONFLICT)
             .into_response(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_host_only_and_secure_behind_https() {
+        let https = cookie(true, "abc", 60);
+        assert_eq!(
+            https,
+            "__Host-wazap_owner=abc; HttpOnly; SameSite=Strict; Path=/; Max-Age=60; Secure"
+        );
+        let http = cookie(false, "abc", 0);
+        assert_eq!(
+            http,
+            "wazap_owner=abc; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+        );
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("other=1; __Host-wazap_owner=s1; wazap_owner=s2"),
+        );
+        assert_eq!(session_cookie(&h, cookie_name(true)).as_deref(), Some("s1"));
+        assert_eq!(
+            session_cookie(&h, cookie_name(false)).as_deref(),
+            Some("s2")
+        );
+        assert_eq!(session_cookie(&HeaderMap::new(), "wazap_owner"), None);
     }
 }

@@ -320,6 +320,11 @@ mod tests {
     fn commands() {
         assert_eq!(p(&[]).unwrap(), Command::Serve);
         assert_eq!(p(&["serve"]).unwrap(), Command::Serve);
+        assert_eq!(
+            p(&["set-owner-password"]).unwrap(),
+            Command::SetOwnerPassword
+        );
+        assert!(p(&["set-owner-password", "hunter22"]).is_err());
         assert_eq!(p(&["migrate"]).unwrap(), Command::Migrate);
         assert_eq!(p(&["link"]).unwrap(), Command::Link { phone: None });
         assert_eq!(

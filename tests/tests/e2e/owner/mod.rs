@@ -7,6 +7,7 @@ mod browser;
 mod edge;
 mod login;
 mod permissions;
+mod policy;
 
 use serde_json::{Value, json};
 use wazap_shared::subjects::sim_op;
