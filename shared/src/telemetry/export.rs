@@ -23,6 +23,12 @@ pub(super) fn from_env(service: &'static str) -> Exporters {
     let resource = resource(service);
     let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
     let any = set("OTEL_EXPORTER_OTLP_ENDPOINT");
+    if any
+        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+    {
+        ensure_tls_provider();
+    }
     let spans = (any || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
         .then(|| {
             SpanExporter::builder()
@@ -55,6 +61,16 @@ pub(super) fn from_env(service: &'static str) -> Exporters {
         resource,
         spans,
         metrics,
+    }
+}
+
+/// The exporters' HTTP client (reqwest) refuses to start when it was built without a TLS crypto
+/// provider of its own (as when another crate of the build asks for `rustls-no-provider`):
+/// install ring's, the one NATS already uses, unless the process chose one.
+fn ensure_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Err only when another thread installed one first, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
 
