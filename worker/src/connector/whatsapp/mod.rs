@@ -1,11 +1,12 @@
 //! The real WhatsApp connector, on whatsapp-rust 0.7.0 (pinned: its API churns between minor
 //! versions). One linked device per worker, its keys in the SQLite device store under
 //! `WAZAP_DATA_DIR` ([`store`]). [`session`] runs the client and folds its events into a
-//! truthful state ([`status`]); inbound messages are archived before WhatsApp's ack is
+//! truthful state ([`status`]) and hands archive work to [`events`]; inbound messages are archived before WhatsApp's ack is
 //! released ([`hook`]); [`map`] turns protobufs into archive messages; [`history`] walks
 //! history blobs and asks the phone for older history; [`send`] transmits with the journaled
 //! id and waits for the server's ack; [`media`] downloads attachments later.
 
+pub mod events;
 pub mod history;
 pub mod hook;
 pub mod map;
@@ -57,7 +58,7 @@ impl WhatsappConnector {
         let lock = paths.lock_within(LOCK_WAIT).await?;
         let (shared, work) = Shared::new(archive, account.to_owned());
         let (controls, rx) = mpsc::channel(8);
-        tokio::spawn(session::drain(shared.clone(), work));
+        tokio::spawn(events::drain(shared.clone(), work));
         let run = tokio::spawn(session::run(shared.clone(), paths, lock, rx, shutdown));
         Ok(Arc::new(Self {
             shared,

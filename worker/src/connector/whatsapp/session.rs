@@ -5,7 +5,8 @@
 //! backoff ([`restart_delay`]). Logged out and stream replaced never restart by themselves.
 //!
 //! Events reach [`Forward`] synchronously in arrival order: acks and the state fold happen
-//! there at once; archive work (history, contacts, undecryptable messages) goes to [`drain`].
+//! there at once; archive work (history, contacts, groups, undecryptable messages) goes to
+//! [`super::events::drain`].
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -20,13 +21,12 @@ use whatsapp_rust::types::events::{Event, EventHandler};
 use whatsapp_rust::wacore::store::DevicePropsOverride;
 use whatsapp_rust::wacore::store::device::default_history_sync_config;
 
-use super::history::{self, Pending};
-use super::hook::{self, ArchiveHook};
-use super::map;
+use super::history::Pending;
+use super::hook::ArchiveHook;
 use super::send::Acks;
 use super::status::{Phase, Status};
 use super::store::{StoreLock, StorePaths};
-use crate::archive::{Archive, ContactUpdate};
+use crate::archive::Archive;
 use crate::connector::{AccountAction, ControlError};
 
 /// How long a pairing-code request waits for the socket.
@@ -53,7 +53,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// A new shared state and the receiver [`drain`] consumes.
+    /// A new shared state and the receiver [`super::events::drain`] consumes.
     pub fn new(
         archive: Archive,
         account: String,
@@ -96,6 +96,7 @@ impl Shared {
             Event::Messages(b) => !b.hook_committed,
             Event::HistorySync(_)
             | Event::ContactUpdate(_)
+            | Event::GroupUpdate(_)
             | Event::UndecryptableMessage(_)
             | Event::PairSuccess(_)
             | Event::Connected(_) => true,
@@ -114,79 +115,6 @@ impl EventHandler for Forward {
     fn handle_event(&self, event: Arc<Event>) {
         self.0.on_event(event);
     }
-}
-
-/// Archive work from events, one at a time in arrival order, until the channel closes.
-pub async fn drain(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Arc<Event>>) {
-    while let Some(event) = rx.recv().await {
-        if let Err(e) = work(&shared, event).await {
-            tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event failed");
-        }
-    }
-}
-
-/// One event's archive work.
-async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
-    let (archive, account) = (&shared.archive, shared.account.as_str());
-    match &*event {
-        Event::HistorySync(_) => {
-            history::ingest(archive, account, &shared.pending, event.clone()).await?;
-        }
-        Event::Messages(batch) => {
-            // Newsletters and recovered messages bypass the durability hook.
-            hook::commit(archive, account, &batch.messages).await?;
-        }
-        Event::UndecryptableMessage(u) => {
-            if let Some(m) = map::undecryptable(&u.info) {
-                archive.ingest_live(account, m).await?;
-            }
-        }
-        Event::ContactUpdate(c) => {
-            let name = c
-                .action
-                .full_name
-                .clone()
-                .or_else(|| c.action.first_name.clone());
-            let pn = c
-                .action
-                .pn_jid
-                .clone()
-                .or_else(|| c.jid.is_pn().then(|| c.jid.to_string()));
-            let lid = c
-                .action
-                .lid_jid
-                .clone()
-                .or_else(|| c.jid.is_lid().then(|| c.jid.to_string()));
-            if let (Some(name), Some(jid)) = (name, pn.or_else(|| lid.clone())) {
-                let lid = lid.filter(|l| *l != jid);
-                archive
-                    .upsert_contact(account, ContactUpdate { jid, lid, name })
-                    .await?;
-            }
-        }
-        Event::PairSuccess(p) => {
-            archive
-                .set_own_ids(
-                    account,
-                    Some(p.id.to_non_ad_string()),
-                    Some(p.lid.to_non_ad_string()),
-                )
-                .await?;
-        }
-        Event::Connected(_) => {
-            if let Some(c) = shared.client() {
-                archive
-                    .set_own_ids(
-                        account,
-                        c.pn().map(|j| j.to_non_ad_string()),
-                        c.lid().map(|j| j.to_non_ad_string()),
-                    )
-                    .await?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// An owner action for the loop, with where to answer.
@@ -345,7 +273,19 @@ async fn control(
             Ok(())
         }
         AccountAction::Unlink => {
-            if let Some(c) = shared.client() {
+            if running.is_none()
+                && let Ok(h) = start(shared, paths, lock).await
+            {
+                // Paused or stopped: connect briefly so the phone forgets this device too.
+                let client = h.client();
+                *running = Some(h);
+                if client.pn().is_some() && client.wait_for_connected(SOCKET_WAIT).await.is_err() {
+                    tracing::warn!(
+                        "unlinking offline: the phone keeps showing the device until it expires"
+                    );
+                }
+            }
+            if let Some(c) = shared.client().filter(|c| c.pn().is_some()) {
                 c.logout().await;
             }
             stop(shared, running).await;

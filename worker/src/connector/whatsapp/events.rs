@@ -1,0 +1,123 @@
+//! Archive work from the client's events, one at a time in arrival order: history blobs,
+//! messages that bypass the durability hook, undecryptable messages, contact names with their
+//! LID ↔ phone pairs, the account's own ids, and group names and members (all groups on each
+//! connect, one group on each group notification).
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use whatsapp_rust::Client;
+use whatsapp_rust::types::events::Event;
+
+use super::history;
+use super::hook;
+use super::map;
+use super::session::Shared;
+use crate::archive::{ContactUpdate, GroupUpdate};
+
+/// Archive work from events, one at a time in arrival order, until the channel closes.
+pub async fn drain(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Arc<Event>>) {
+    while let Some(event) = rx.recv().await {
+        if let Err(e) = work(&shared, event).await {
+            tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event failed");
+        }
+    }
+}
+
+/// One event's archive work.
+async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
+    let (archive, account) = (&shared.archive, shared.account.as_str());
+    match &*event {
+        Event::HistorySync(_) => {
+            history::ingest(archive, account, &shared.pending, event.clone()).await?;
+        }
+        Event::Messages(batch) => {
+            // Newsletters and recovered messages bypass the durability hook.
+            hook::commit(archive, account, &batch.messages).await?;
+        }
+        Event::UndecryptableMessage(u) => {
+            if let Some(m) = map::undecryptable(&u.info) {
+                archive.ingest_live(account, m).await?;
+            }
+        }
+        Event::ContactUpdate(c) => {
+            let name = c
+                .action
+                .full_name
+                .clone()
+                .or_else(|| c.action.first_name.clone());
+            let pn = c
+                .action
+                .pn_jid
+                .clone()
+                .or_else(|| c.jid.is_pn().then(|| c.jid.to_string()));
+            let lid = c
+                .action
+                .lid_jid
+                .clone()
+                .or_else(|| c.jid.is_lid().then(|| c.jid.to_string()));
+            if let (Some(name), Some(jid)) = (name, pn.or_else(|| lid.clone())) {
+                let lid = lid.filter(|l| *l != jid);
+                archive
+                    .upsert_contact(account, ContactUpdate { jid, lid, name })
+                    .await?;
+            }
+        }
+        Event::PairSuccess(p) => {
+            archive
+                .set_own_ids(
+                    account,
+                    Some(p.id.to_non_ad_string()),
+                    Some(p.lid.to_non_ad_string()),
+                )
+                .await?;
+        }
+        Event::Connected(_) => {
+            if let Some(c) = shared.client() {
+                archive
+                    .set_own_ids(
+                        account,
+                        c.pn().map(|j| j.to_non_ad_string()),
+                        c.lid().map(|j| j.to_non_ad_string()),
+                    )
+                    .await?;
+                all_groups(shared, &c).await?;
+            }
+        }
+        Event::GroupUpdate(g) => {
+            if let Some(c) = shared.client() {
+                let meta = c.groups().get_metadata(&g.group_jid).await?;
+                archive.upsert_group(account, group(&meta)).await?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Names and members of every group the account is in.
+async fn all_groups(shared: &Shared, client: &Client) -> anyhow::Result<()> {
+    let groups = client.groups().get_participating().await?;
+    let n = groups.len();
+    for meta in groups.values() {
+        shared
+            .archive
+            .upsert_group(&shared.account, group(meta))
+            .await?;
+    }
+    tracing::info!(groups = n, "group names and members archived");
+    Ok(())
+}
+
+/// The archive's view of a group: subject and members (phone JIDs where known).
+fn group(meta: &whatsapp_rust::GroupMetadata) -> GroupUpdate {
+    GroupUpdate {
+        jid: meta.id.to_non_ad_string(),
+        name: meta.subject.clone(),
+        participants: meta
+            .participants
+            .iter()
+            .map(|p| p.phone_number.as_ref().unwrap_or(&p.jid).to_non_ad_string())
+            .collect(),
+    }
+}
