@@ -104,6 +104,11 @@ async def run(args, token):
         texts = [m["text"] for m in page["messages"]]
         expect(args.expect_text in texts, f"read_messages does not show the injected message: {texts}")
         summary["read"] = len(page["messages"])
+        # A tool-level failure reaches the client as the gateway shaped it.
+        missing = await client.call_tool("read_messages", {"chat_id": "c_doesnotexist"})
+        expect(missing.is_error, "read_messages of an unknown chat did not fail")
+        body = json.loads(" ".join(b.text for b in missing.content if getattr(b, "type", "") == "text"))
+        expect(body["error"]["code"] == "chat_not_found", f"unknown chat: {body}")
 
         if args.request_id:
             sent = structured(

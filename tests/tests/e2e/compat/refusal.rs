@@ -3,9 +3,10 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::CallToolRequestParams;
 use rmcp::model::{
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
@@ -13,15 +14,15 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler};
+use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
 use tokio_util::sync::CancellationToken;
 
 use super::{run_bounded, stdio_bin};
 
-/// A server that lists `tools` and nothing else.
+/// A server that lists `tools` (which a test may swap) and nothing else.
 #[derive(Clone)]
 struct FakeUpstream {
-    tools: Vec<Tool>,
+    tools: Arc<Mutex<Vec<Tool>>>,
 }
 
 impl ServerHandler for FakeUpstream {
@@ -34,7 +35,8 @@ impl ServerHandler for FakeUpstream {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        let tools = self.tools.lock().expect("tools").clone();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 }
 
@@ -53,6 +55,11 @@ fn tool(name: &str, read_only: bool, open_world: bool) -> Tool {
 
 /// Serve `tools` at `http://127.0.0.1:<port>/mcp` until the token is cancelled.
 async fn serve(tools: Vec<Tool>) -> anyhow::Result<(String, CancellationToken)> {
+    serve_shared(Arc::new(Mutex::new(tools))).await
+}
+
+/// Like [`serve`], listing whatever `tools` holds at the time.
+async fn serve_shared(tools: Arc<Mutex<Vec<Tool>>>) -> anyhow::Result<(String, CancellationToken)> {
     let fake = FakeUpstream { tools };
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -144,5 +151,47 @@ async fn wazap_stdio_accepts_wazap_annotations_and_serves() -> anyhow::Result<()
         .unwrap_or_else(|_| panic!("the adapter stopped before serving:\n{log}"));
     assert!(line.contains("\"tools\":2"), "{line}");
     assert!(status.success(), "{status}:\n{log}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wazap_stdio_stops_forwarding_when_a_relisting_disagrees() -> anyhow::Result<()> {
+    let tools = Arc::new(Mutex::new(vec![
+        tool("list_chats", true, false),
+        tool("send_message", false, true),
+    ]));
+    let (url, stop) = serve_shared(Arc::clone(&tools)).await?;
+    let mut command = tokio::process::Command::from(adapter(&url));
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let io = (
+        child.stdout.take().expect("stdout"),
+        child.stdin.take().expect("stdin"),
+    );
+    let client = tokio::time::timeout(Duration::from_secs(60), ().serve(io)).await??;
+    assert_eq!(client.list_all_tools().await?.len(), 2);
+
+    // The server is redeployed and now announces send_message as read-only.
+    tools.lock().expect("tools")[1] = tool("send_message", true, true);
+    let refused = client
+        .list_all_tools()
+        .await
+        .expect_err("a disagreeing listing");
+    assert!(
+        refused.to_string().contains("send_message")
+            && refused.to_string().contains("readOnlyHint"),
+        "{refused}"
+    );
+    let call = client
+        .call_tool(CallToolRequestParams::new("send_message"))
+        .await
+        .expect_err("nothing is forwarded after a refusal");
+    assert!(call.to_string().contains("readOnlyHint"), "{call}");
+    let _ = client.cancel().await;
+    stop.cancel();
     Ok(())
 }
