@@ -37,12 +37,32 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
     }
 });
 
-/// Run one MCP tool call of `tool` inside its span, then count and time it.
+/// The W3C trace context an HTTP request came with, if any.
+#[derive(Debug, Default)]
+pub(crate) struct TraceHeaders {
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+}
+
+impl TraceHeaders {
+    /// `traceparent` and `tracestate` of `headers`.
+    pub(crate) fn of(headers: Option<&http::HeaderMap>) -> Self {
+        let field = |name: &str| Some(headers?.get(name)?.to_str().ok()?.to_owned());
+        Self {
+            traceparent: field("traceparent"),
+            tracestate: field("tracestate"),
+        }
+    }
+}
+
+/// Run one MCP tool call of `tool` inside its span, then count and time it. A W3C
+/// `traceparent` on the HTTP request (`trace`) makes the span part of the caller's trace.
 pub(crate) async fn mcp_call(
     tool: &str,
+    trace: TraceHeaders,
     call: impl Future<Output = Result<CallToolResponse, ErrorData>>,
 ) -> Result<CallToolResponse, ErrorData> {
-    observe(tool, call, |r| match r {
+    observe(tool, trace, call, |r| match r {
         Ok(CallToolResponse::Complete(result)) => result_outcome(result),
         Ok(_) => "ok",
         Err(e) => data_outcome(e),
@@ -55,7 +75,7 @@ pub(crate) async fn api_call<T>(
     tool: &str,
     call: impl Future<Output = Result<T, RpcError>>,
 ) -> Result<T, RpcError> {
-    observe(tool, call, |r| match r {
+    observe(tool, TraceHeaders::default(), call, |r| match r {
         Ok(_) => "ok",
         Err(e) => e.code.as_str(),
     })
@@ -64,10 +84,16 @@ pub(crate) async fn api_call<T>(
 
 async fn observe<T>(
     tool: &str,
+    trace: TraceHeaders,
     call: impl Future<Output = T>,
     outcome_of: impl FnOnce(&T) -> &'static str,
 ) -> T {
     let span = tracing::info_span!("tool", tool, outcome = tracing::field::Empty);
+    wazap_shared::telemetry::propagation::set_parent_w3c(
+        &span,
+        trace.traceparent.as_deref(),
+        trace.tracestate.as_deref(),
+    );
     let started = Instant::now();
     let result = call.instrument(span.clone()).await;
     let outcome = outcome_of(&result);

@@ -260,8 +260,10 @@ impl ServerHandler for McpServer {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let tool = request.name.clone();
+        let parts = context.extensions.get::<http::request::Parts>();
+        let trace = crate::metrics::TraceHeaders::of(parts.map(|p| &p.headers));
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        crate::metrics::mcp_call(&tool, self.tools.router.call(call)).await
+        crate::metrics::mcp_call(&tool, trace, self.tools.router.call(call)).await
     }
 
     fn get_info(&self) -> ServerConfig {

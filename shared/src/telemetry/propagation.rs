@@ -50,6 +50,23 @@ pub fn set_parent(span: &tracing::Span, headers: Option<&HeaderMap>) {
     }
 }
 
+/// Make the remote span of a W3C `traceparent` (and `tracestate`) received some other way —
+/// an HTTP request's headers — the parent of `span`; an absent or invalid value changes nothing.
+pub fn set_parent_w3c(span: &tracing::Span, traceparent: Option<&str>, tracestate: Option<&str>) {
+    let Some(traceparent) = traceparent else {
+        return;
+    };
+    let mut fields = std::collections::HashMap::with_capacity(2);
+    fields.insert("traceparent".to_owned(), traceparent.to_owned());
+    if let Some(state) = tracestate {
+        fields.insert("tracestate".to_owned(), state.to_owned());
+    }
+    let cx = TraceContextPropagator::new().extract(&fields);
+    if cx.span().span_context().is_valid() {
+        let _ = span.set_parent(cx);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
@@ -86,6 +103,19 @@ mod tests {
             set_parent(&alone, Some(&HeaderMap::new()));
             assert_ne!(
                 alone.context().span().span_context().trace_id(),
+                sent.trace_id()
+            );
+            // A traceparent from elsewhere (an HTTP request) is honoured; garbage is not.
+            let edge = tracing::info_span!("tool");
+            set_parent_w3c(&edge, Some(traceparent), None);
+            assert_eq!(
+                edge.context().span().span_context().trace_id(),
+                sent.trace_id()
+            );
+            let odd = tracing::info_span!("tool");
+            set_parent_w3c(&odd, Some("00-zz-zz-01"), None);
+            assert_ne!(
+                odd.context().span().span_context().trace_id(),
                 sent.trace_id()
             );
             // Outside any span nothing is injected.

@@ -9,6 +9,7 @@ use opentelemetry::trace::TraceId;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use wazap_tests::fixtures::{minutes_ago, person, text};
+use wazap_tests::{post_raw, tools_call_body};
 
 use crate::send::Sending;
 
@@ -122,6 +123,22 @@ async fn a_tool_call_is_one_trace_from_gateway_to_worker() -> anyhow::Result<()>
         edge.span_context.trace_id()
     );
     assert_eq!(connector.parent_span_id, rpc.span_context.span_id());
+
+    // A caller's own trace context on the HTTP request is continued.
+    let caller_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let traceparent = format!("00-{caller_trace}-00f067aa0ba902b7-01");
+    let auth = format!("Bearer {token}");
+    let (status, _, _) = post_raw(
+        &gw.mcp_url(),
+        &[("authorization", &auth), ("traceparent", &traceparent)],
+        tools_call_body("search_groups", json!({"query": "x"})),
+    )
+    .await?;
+    assert_eq!(status, 200);
+    let edge = finished(&exporter, "tool", "tool", "search_groups").await?;
+    let rpc = finished(&exporter, "rpc", "op", "search_groups").await?;
+    assert_eq!(edge.span_context.trace_id().to_string(), caller_trace);
+    assert_eq!(rpc.span_context.trace_id().to_string(), caller_trace);
 
     // Nothing secret in any attribute of any span (token, message text, phone number).
     for span in exporter.get_finished_spans()? {
