@@ -2,8 +2,10 @@
 //! starts anyway, says `unpaired` everywhere, and keeps serving the archive.
 
 use serde_json::json;
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::grants::ReadScope;
+use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::system::Ping;
 use wazap_tests::Stack;
 use wazap_tests::fixtures::{minutes_ago, person, text};
@@ -44,6 +46,15 @@ async fn an_unlinked_worker_starts_reports_unpaired_and_keeps_serving_reads() ->
     let read = read.ok();
     assert_eq!(read["sync"], "unpaired");
     assert_eq!(read["messages"][0]["text"], "archived before");
+
+    // Sending is refused before anything is reserved or transmitted, and says why.
+    let chat_id = read["chat_id"].as_str().expect("chat_id").to_owned();
+    let grant = crate::send::connection(&stack, SendMode::All, vec![]).await?;
+    let refused = crate::send::send_text(&stack, &grant, &chat_id, "wa-k1", "hello")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::SessionCannotSend);
+    assert!(refused.message.contains("unpaired"), "{}", refused.message);
 
     // It stops cleanly (the client flushes and lets go of the store) and starts again.
     stack.stop_worker().await?;

@@ -59,7 +59,23 @@ impl WhatsappConnector {
         let (shared, work) = Shared::new(archive, account.to_owned());
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(events::drain(shared.clone(), work));
-        let run = tokio::spawn(session::run(shared.clone(), paths, lock, rx, shutdown));
+        // Built before returning (local work only, no network), so the very first state
+        // answered is already `unpaired` or `offline`, never a guess.
+        let first = match session::start(&shared, &paths, &lock).await {
+            Ok(h) => Some(h),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "the WhatsApp client could not start; retrying");
+                None
+            }
+        };
+        let run = tokio::spawn(session::run(
+            shared.clone(),
+            paths,
+            lock,
+            rx,
+            shutdown,
+            first,
+        ));
         Ok(Arc::new(Self {
             shared,
             pool,

@@ -131,16 +131,18 @@ pub fn restart_delay(attempt: u32) -> Duration {
     Duration::from_secs(1u64 << attempt.min(9)).min(Duration::from_secs(300))
 }
 
-/// The run loop. Owns the store lock for its whole life.
+/// The run loop, from the client [`start`]ed at start-up (if it could be). Owns the store lock
+/// for its whole life.
 pub async fn run(
     shared: Arc<Shared>,
     paths: StorePaths,
     lock: StoreLock,
     mut controls: mpsc::Receiver<Control>,
     shutdown: CancellationToken,
+    first: Option<BotHandle>,
 ) {
     let mut want_running = true;
-    let mut running: Option<BotHandle> = None;
+    let mut running = first;
     let mut attempt = 0u32;
     loop {
         if want_running && running.is_none() && !shared.status().paused {
@@ -208,8 +210,8 @@ pub async fn run(
     }
 }
 
-/// Build and start a client over the store.
-async fn start(
+/// Build and start a client over the store; the state says `unpaired` or `offline` from here.
+pub async fn start(
     shared: &Arc<Shared>,
     paths: &StorePaths,
     lock: &StoreLock,
