@@ -19,4 +19,6 @@ pub struct AppState {
     pub nats: async_nats::Client,
     /// This deployment's subjects.
     pub subjects: Subjects,
+    /// Each connection's viewer at its last accepted request (read ops speculate with it).
+    pub grants: crate::grants::GrantCache,
 }

@@ -243,3 +243,73 @@ async fn excluded_chats_are_neither_returned_nor_stored() -> anyhow::Result<()> 
     );
     Ok(())
 }
+
+/// The worker answers reads while it re-checks the grant (it remembers each connection's last
+/// viewer); a scope or policy change must still shape the very next answer of that connection.
+#[tokio::test]
+async fn a_scope_or_policy_change_shapes_the_very_next_read() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let (a, b) = two_chats(&stack).await?;
+    let gw = stack.gateway(&[]).await?;
+    let (conn, token) = stack
+        .token_with(
+            ReadScope::all(),
+            wazap_shared::grant::ConnectionKind::Local,
+            std::time::Duration::from_secs(600),
+        )
+        .await?;
+    let mcp = gw.mcp(&token).await?;
+    // Twice, so the second read runs with the remembered viewer.
+    for _ in 0..2 {
+        assert_eq!(
+            mcp.call("read_messages", json!({"chat_id": b})).await?.ok()["count"],
+            1
+        );
+    }
+    stack
+        .sql(&format!(
+            "update archive_policy set excluded_chats = array['{b}'], revision = revision + 1"
+        ))
+        .await?;
+    let r = mcp.call("read_messages", json!({"chat_id": b})).await?;
+    assert_eq!(r.error_code().as_deref(), Some("chat_not_found"));
+    stack
+        .sql("update archive_policy set excluded_chats = '{}'")
+        .await?;
+    assert_eq!(
+        mcp.call("read_messages", json!({"chat_id": a})).await?.ok()["count"],
+        1
+    );
+    // The read scope narrowed in place (same credential revision): chat a is gone at once.
+    let narrowed = serde_json::to_string(&ReadScope {
+        chats: ChatSelection::Selected {
+            chats: vec![b.clone()],
+        },
+        since: None,
+        until: None,
+    })?;
+    stack
+        .sql(&format!(
+            "update connections set read_scope = '{narrowed}'::jsonb where connection_id = '{conn}'"
+        ))
+        .await?;
+    let r = mcp.call("read_messages", json!({"chat_id": a})).await?;
+    assert_eq!(r.error_code().as_deref(), Some("chat_not_found"));
+    let listed = mcp.call("list_chats", json!({})).await?;
+    let ids: Vec<&str> = listed.ok()["chats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chat_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [b.as_str()]);
+    // Revoked: refused at once, even though the last viewer is remembered.
+    stack
+        .sql(&format!(
+            "update connections set revoked_at = now() where connection_id = '{conn}'"
+        ))
+        .await?;
+    let r = mcp.call("list_chats", json!({})).await?;
+    assert_eq!(r.error_code().as_deref(), Some("unauthenticated"));
+    Ok(())
+}

@@ -7,11 +7,13 @@
 //! re-checks the connection on every request.
 
 pub mod authorize;
+pub mod cache;
 pub mod connections;
 pub mod keys;
 pub mod permission;
 
 pub use authorize::authorize;
+pub use cache::GrantCache;
 pub use connections::{
     ConnectionRow, NewConnection, create_connection, list_connections, revoke_connection,
 };

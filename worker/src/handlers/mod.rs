@@ -24,6 +24,7 @@ use wazap_shared::{ErrorCode, RpcError};
 use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
+use speculate::granted_read;
 
 pub mod get_attachment;
 pub mod get_send_status;
@@ -39,6 +40,7 @@ pub mod search_messages;
 pub mod send_media;
 pub mod send_message;
 pub mod send_voice_note;
+mod speculate;
 pub mod wait_for_messages;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
@@ -143,31 +145,34 @@ async fn dispatch(
     match op {
         op::PING => open::<Ping>(state, payload, ping::handle).await,
         op::JWKS => open::<Jwks>(state, payload, jwks::handle).await,
-        op::LIST_CHATS => granted::<ListChats>(state, grant, payload, list_chats::handle).await,
+        op::LIST_CHATS => {
+            granted_read::<ListChats>(state, grant, payload, list_chats::handle).await
+        }
         op::SEARCH_CONTACTS => {
-            granted::<SearchContacts>(state, grant, payload, search_contacts::handle).await
+            granted_read::<SearchContacts>(state, grant, payload, search_contacts::handle).await
         }
         op::SEARCH_GROUPS => {
-            granted::<SearchGroups>(state, grant, payload, search_groups::handle).await
+            granted_read::<SearchGroups>(state, grant, payload, search_groups::handle).await
         }
         op::READ_MESSAGES => {
-            granted::<ReadMessages>(state, grant, payload, read_messages::handle).await
+            granted_read::<ReadMessages>(state, grant, payload, read_messages::handle).await
         }
         op::WAIT_FOR_MESSAGES => {
             use wazap_shared::wire::wait::WaitForMessages;
-            granted::<WaitForMessages>(state, grant, payload, wait_for_messages::handle).await
+            granted_read::<WaitForMessages>(state, grant, payload, wait_for_messages::handle).await
         }
         op::SEARCH_MESSAGES => {
             use wazap_shared::wire::search::SearchMessages;
-            granted::<SearchMessages>(state, grant, payload, search_messages::handle).await
+            granted_read::<SearchMessages>(state, grant, payload, search_messages::handle).await
         }
         op::SEARCH_ATTACHMENTS => {
             use wazap_shared::wire::search::SearchAttachments;
-            granted::<SearchAttachments>(state, grant, payload, search_attachments::handle).await
+            granted_read::<SearchAttachments>(state, grant, payload, search_attachments::handle)
+                .await
         }
         op::GET_ATTACHMENT => {
             use wazap_shared::wire::search::GetAttachment;
-            granted::<GetAttachment>(state, grant, payload, get_attachment::handle).await
+            granted_read::<GetAttachment>(state, grant, payload, get_attachment::handle).await
         }
         op::SEND_MESSAGE => {
             granted::<SendMessage>(state, grant, payload, send_message::handle).await
@@ -177,7 +182,7 @@ async fn dispatch(
             granted::<SendVoiceNote>(state, grant, payload, send_voice_note::handle).await
         }
         op::GET_SEND_STATUS => {
-            granted::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
+            granted_read::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }
         owner if owner.starts_with("owner_") => owner_ops::dispatch(state, owner, payload)
             .await
@@ -210,10 +215,13 @@ async fn granted<R: Rpc>(
     handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, RpcError>,
 ) -> (bytes::Bytes, &'static str) {
     let result = match grants::authorize(&state.db, grant).await {
-        Ok(viewer) => match decode::<R::Request>(payload) {
-            Ok(req) => handler(state, &viewer, req).await,
-            Err(e) => Err(e),
-        },
+        Ok(viewer) => {
+            state.grants.put(&viewer);
+            match decode::<R::Request>(payload) {
+                Ok(req) => handler(state, &viewer, req).await,
+                Err(e) => Err(e),
+            }
+        }
         Err(e) => Err(e),
     };
     finish(result)

@@ -89,6 +89,7 @@ impl Harness {
             connector: connector.clone(),
             nats: nats.clone(),
             subjects: subjects.clone(),
+            grants: wazap_worker::grants::GrantCache::default(),
         };
         Self {
             state,
