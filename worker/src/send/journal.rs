@@ -13,7 +13,8 @@ pub const JOURNAL_CAP: i32 = 100_000;
 /// A journal state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JournalState {
-    /// Reserved; nothing handed over yet.
+    /// Reserved; nothing handed over yet (rows of earlier versions; new keys are journaled
+    /// `transmitting` at once, see [`reserve`]).
     Reserved,
     /// Being handed to the connector; it may leave at any moment.
     Transmitting,
@@ -151,13 +152,18 @@ pub async fn get(
         .transpose()
 }
 
-/// Reserve the key, durably, or report the existing row or a full journal. Simultaneous
-/// reservations of one key serialise on its primary key: exactly one gets [`Reserved::New`].
-/// The row and the key count go in one statement (the count moves only when the row is new),
-/// inside a transaction that is rolled back when the count is at [`JOURNAL_CAP`].
+/// Reserve the key for a hand-over that starts right after, durably, or report the existing
+/// row or a full journal. Simultaneous reservations of one key serialise on its primary key:
+/// exactly one gets [`Reserved::New`]. The row (already `transmitting`: everything that can
+/// fail before the hand-over — gates, media bytes — has been checked, so from this commit on a
+/// crash must read as `outcome_unknown`), the key count (moved only when the row is new) and the
+/// outbox row holding `outbox_text` go in one statement and one commit, inside a transaction
+/// rolled back when the count is at [`JOURNAL_CAP`]. (A separate `reserved` commit before
+/// `transmitting` cost a commit per send and protected nothing: no step lay between them.)
 pub async fn reserve(
     db: &mut deadpool_postgres::Client,
     r: &Reservation<'_>,
+    outbox_text: Option<&str>,
 ) -> anyhow::Result<Reserved> {
     let tx = db.transaction().await?;
     let stmt = tx
@@ -165,7 +171,7 @@ pub async fn reserve(
             "with j as (
                insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
                    digest, recipient, wa_id, message_id, state)
-               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved')
+               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting')
                on conflict do nothing
                returning 1),
              k as (
@@ -173,8 +179,15 @@ pub async fn reserve(
                select $1, 1 where exists (select 1 from j)
                on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
                  where send_journal_keys.keys < $10
+               returning 1),
+             o as (
+               insert into send_outbox
+                 (connection_id, request_id, account_id, chat_id, message_id, text)
+               select $1, $2, $4, $5, $9, $11::text
+                where $11::text is not null and exists (select 1 from j)
                returning 1)
-             select exists (select 1 from j), exists (select 1 from k)",
+             select exists (select 1 from j), exists (select 1 from k),
+                    (select count(*) from o)",
         )
         .await?;
     let row = tx
@@ -191,6 +204,7 @@ pub async fn reserve(
                 &r.wa_id,
                 &r.message_id,
                 &JOURNAL_CAP,
+                &outbox_text,
             ],
         )
         .await?;
@@ -209,38 +223,6 @@ pub async fn reserve(
     }
     tx.commit().await?;
     Ok(Reserved::New)
-}
-
-/// `reserved` → `transmitting`, with the outbox row holding `outbox_text` (if any), in one
-/// statement (one commit): after it, a crash reads as `outcome_unknown`.
-pub async fn mark_transmitting(
-    db: &impl GenericClient,
-    r: &Reservation<'_>,
-    outbox_text: Option<&str>,
-) -> anyhow::Result<()> {
-    let stmt = db
-        .prepare_cached(
-            "with u as (
-               update send_journal set state = 'transmitting', updated_at = now()
-               where connection_id = $1 and request_id = $2 and state = 'reserved'
-               returning connection_id, request_id, account_id, chat_id, message_id),
-             o as (
-               insert into send_outbox
-                 (connection_id, request_id, account_id, chat_id, message_id, text)
-               select connection_id, request_id, account_id, chat_id, message_id, $3::text
-                 from u where $3::text is not null
-               returning 1)
-             select (select count(*) from u), (select count(*) from o)",
-        )
-        .await?;
-    let row = db
-        .query_one(&stmt, &[&r.connection_id, &r.request_id, &outbox_text])
-        .await?;
-    anyhow::ensure!(
-        row.try_get::<_, i64>(0)? == 1,
-        "the reservation is no longer reserved"
-    );
-    Ok(())
 }
 
 /// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a

@@ -3,8 +3,8 @@
 //! ([`outbox`]), start-up recovery ([`recovery`]) and what connectors transmit ([`outbound`]).
 //!
 //! One send, in order, each step committed before the next: gates → a key already journaled
-//! replays its saved outcome (never reading media) → media read and verified → reserve the key
-//! → `transmitting` + outbox row → connector →
+//! replays its saved outcome (never reading media) → media read and verified → reserve the key,
+//! `transmitting`, with its outbox row (one commit) → connector →
 //! `accepted` (on WhatsApp's ack) / `failed` (nothing left) / `outcome_unknown` (anything
 //! after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
 //! wait for its outcome and answer it with `duplicate: true`.
@@ -136,7 +136,12 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
             Some(data)
         }
     };
-    match journal::reserve(&mut db, &r)
+    let outbox_text = match &req.payload {
+        Payload::Text(t) => t.clone(),
+        Payload::Media { caption, .. } => caption.clone().unwrap_or_default(),
+        Payload::Voice { .. } => String::new(),
+    };
+    match journal::reserve(&mut db, &r, Some(&outbox_text))
         .await
         .map_err(|e| internal(&e))?
     {
@@ -176,23 +181,6 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         (Payload::Voice { seconds, .. }, Some(data)) => OutboundContent::Voice { data, seconds },
         _ => return Err(internal(&anyhow::anyhow!("media bytes missing"))),
     };
-    let outbox_text = match &content {
-        OutboundContent::Text(t) => t.clone(),
-        OutboundContent::Media { caption, .. } => caption.clone().unwrap_or_default(),
-        OutboundContent::Voice { .. } => String::new(),
-    };
-    if let Err(e) = journal::mark_transmitting(&db, &r, Some(&outbox_text)).await {
-        // Nothing left: settle it as failed if the database lets us (else recovery will).
-        let _ = journal::finish(
-            &db,
-            r.connection_id,
-            r.request_id,
-            JournalState::Failed,
-            None,
-        )
-        .await;
-        return Err(internal(&e));
-    }
     // No pooled connection is held while WhatsApp answers.
     drop(db);
     let message = OutboundMessage {
