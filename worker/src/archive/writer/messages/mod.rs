@@ -145,7 +145,7 @@ pub(crate) async fn write(
 
     let mut written = Written::default();
     let mut attachments = AttachmentRows::default();
-    let stored = store::insert_messages(tx, ctx.account, &rows).await?;
+    let stored = store::insert_messages(tx, ctx.account, &rows, ctx.live).await?;
     record(
         &rows,
         &stored,
@@ -200,7 +200,7 @@ pub(crate) async fn write(
             }
         }
     }
-    let stored_orphans = store::insert_messages(tx, ctx.account, &orphans).await?;
+    let stored_orphans = store::insert_messages(tx, ctx.account, &orphans, ctx.live).await?;
     record(
         &orphans,
         &stored_orphans,
