@@ -10,6 +10,8 @@ pub(crate) const USAGE: &str =
   --requests N   measured calls per tool, after 10% warm-up (default 2000)
   --out FILE     where the JSON figures go (default bench-results.json)
   --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
+  --only LIST    run only these phases after the ingest, comma-separated from
+                 reads, search, wait, send (default: all)
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -21,7 +23,12 @@ pub(crate) struct Args {
     pub(crate) requests: usize,
     pub(crate) out: String,
     pub(crate) keep: bool,
+    /// The phases to run after the ingest (all when empty).
+    pub(crate) only: Vec<String>,
 }
+
+/// The phases `--only` may name.
+const PHASES: [&str; 4] = ["reads", "search", "wait", "send"];
 
 impl Args {
     /// Parse `argv` (without the program name).
@@ -33,6 +40,7 @@ impl Args {
             requests: 2_000,
             out: "bench-results.json".into(),
             keep: false,
+            only: Vec::new(),
         };
         while let Some(flag) = argv.next() {
             let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -47,6 +55,14 @@ impl Args {
                 "--jsonl" => a.jsonl = Some(value()?),
                 "--out" => a.out = value()?,
                 "--keep" => a.keep = true,
+                "--only" => {
+                    for phase in value()?.split(',').map(str::trim) {
+                        if !PHASES.contains(&phase) {
+                            return Err(format!("--only: unknown phase {phase}"));
+                        }
+                        a.only.push(phase.to_owned());
+                    }
+                }
                 "-h" | "--help" => return Err("help".into()),
                 other => return Err(format!("unknown argument {other}")),
             }
@@ -55,5 +71,10 @@ impl Args {
             return Err("--messages must be at least --chats, and --chats at least 1".into());
         }
         Ok(a)
+    }
+
+    /// Whether `phase` runs.
+    pub(crate) fn runs(&self, phase: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| p == phase)
     }
 }

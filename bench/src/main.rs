@@ -48,29 +48,41 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let busy_chat = ingest.busy_chat_id.clone();
     let mut report = latency::Report::new(&args, ingest);
-    latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
-    latency::run_rpc(&stack, &connection, &args, &mut report).await?;
-    latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
-    let search = search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?;
+    if args.runs("reads") {
+        latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
+        latency::run_rpc(&stack, &connection, &args, &mut report).await?;
+        latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
+    }
+    let search = if args.runs("search") {
+        Some(search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?)
+    } else {
+        None
+    };
     // Printed now, so a later phase that fails or hangs does not take these figures with it.
     report.print();
-    search.print();
-    let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
-    let sends = send::run(
-        &stack,
-        &gw.mcp_url(),
-        &token,
-        &connection,
-        &busy_chat,
-        args.requests,
-    )
-    .await?;
-    wait.print();
-    sends.print();
     let mut figures = report.to_json();
-    figures["search"] = search.to_json();
-    figures["wait"] = wait.to_json();
-    figures["send"] = sends.to_json();
+    if let Some(search) = search {
+        search.print();
+        figures["search"] = search.to_json();
+    }
+    if args.runs("wait") {
+        let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
+        wait.print();
+        figures["wait"] = wait.to_json();
+    }
+    if args.runs("send") {
+        let sends = send::run(
+            &stack,
+            &gw.mcp_url(),
+            &token,
+            &connection,
+            &busy_chat,
+            args.requests,
+        )
+        .await?;
+        sends.print();
+        figures["send"] = sends.to_json();
+    }
     std::fs::write(&args.out, serde_json::to_vec_pretty(&figures)?)?;
     eprintln!("wazap-bench: wrote {}", args.out);
     gw.stop().await?;
