@@ -31,6 +31,7 @@ fn rejected() -> RpcError {
 
 /// Authorise one request. Missing grant, unknown connection, revoked, expired, stale revision,
 /// or a `local` connection from a non-loopback client ⇒ `unauthenticated`, all alike.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "authorize"))]
 pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Viewer, RpcError> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");

@@ -130,6 +130,7 @@ const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, stat
      from send_journal where connection_id = $1 and request_id = $2";
 
 /// The row of `(connection_id, request_id)`, if any.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.get"))]
 pub async fn get(
     db: &impl GenericClient,
     connection_id: &str,
@@ -160,6 +161,7 @@ pub async fn get(
 /// outbox row holding `outbox_text` go in one statement and one commit, inside a transaction
 /// rolled back when the count is at [`JOURNAL_CAP`]. (A separate `reserved` commit before
 /// `transmitting` cost a commit per send and protected nothing: no step lay between them.)
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.reserve"))]
 pub async fn reserve(
     db: &mut deadpool_postgres::Client,
     r: &Reservation<'_>,
@@ -227,6 +229,7 @@ pub async fn reserve(
 
 /// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a
 /// transmitting send. `accepted` and `failed` drop the outbox row in the same statement.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.finish"))]
 pub async fn finish(
     db: &impl GenericClient,
     connection_id: &str,

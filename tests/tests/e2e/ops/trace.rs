@@ -1,7 +1,7 @@
 //! One trace id from the gateway's tool span through the NATS hop to the worker's `rpc` span,
 //! seen by an in-memory span exporter installed in this test process (gateway and worker run
-//! in it), down to the connector's work for a send, and no credential or message text in any
-//! span attribute.
+//! in it), down to the worker's Postgres queries and the connector's work for a send, and no
+//! credential or message text in any span attribute.
 
 use std::time::{Duration, Instant};
 
@@ -101,6 +101,18 @@ async fn a_tool_call_is_one_trace_from_gateway_to_worker() -> anyhow::Result<()>
         );
         assert_eq!(attr(&edge, "outcome").as_deref(), Some("ok"));
     }
+    // The worker's Postgres work is in the trace too, under its rpc span.
+    let rpc = finished(&exporter, "rpc", "op", "read_messages").await?;
+    let chat_query = finished(&exporter, "postgres", "db.operation", "read.find_chat").await?;
+    assert_eq!(
+        chat_query.span_context.trace_id(),
+        rpc.span_context.trace_id()
+    );
+    assert_eq!(chat_query.parent_span_id, rpc.span_context.span_id());
+    assert_eq!(
+        attr(&chat_query, "db.system").as_deref(),
+        Some("postgresql")
+    );
 
     // A send: the connector's work is in the same trace too.
     let sent = mcp

@@ -53,6 +53,7 @@ fn last_readable(viewer: &Viewer, p: &mut Params) -> String {
 
 /// The chats of `account` with at least one message the viewer may read, most recent first.
 /// `Ok(None)` when `before` is not a chat of this listing.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "chats.list"))]
 pub(crate) async fn list(
     db: &impl GenericClient,
     viewer: &Viewer,
@@ -163,6 +164,7 @@ pub(crate) struct ContactRow {
 
 /// People (phonebook contacts, and people the account has chatted with) whose name contains
 /// `text` or whose phone number contains `digits`, among the chats the viewer may read.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "chats.search_contacts"))]
 pub(crate) async fn search_contacts(
     db: &impl GenericClient,
     viewer: &Viewer,
@@ -217,6 +219,7 @@ pub(crate) struct GroupRow {
 }
 
 /// Groups whose subject contains `text`, among the chats the viewer may read.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "chats.search_groups"))]
 pub(crate) async fn search_groups(
     db: &impl GenericClient,
     viewer: &Viewer,

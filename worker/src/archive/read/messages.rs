@@ -61,6 +61,7 @@ pub(crate) struct ReadMessage {
 
 /// The latest `limit` messages of `chat_id` the viewer may read (of `types`, when given),
 /// older than `before` when given; oldest first.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "messages.page"))]
 pub(crate) async fn page(
     db: &impl GenericClient,
     viewer: &Viewer,
@@ -113,6 +114,7 @@ pub(crate) async fn page(
 
 /// Status stories of the last `since`…now by people the viewer may read, newest first, and
 /// how many matched in all (before `limit`).
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "messages.stories"))]
 pub(crate) async fn stories(
     db: &impl GenericClient,
     viewer: &Viewer,

@@ -116,6 +116,7 @@ pub(crate) struct FoundChat {
 /// Find a chat, in `account` when given (else, for an opaque id, in the default account, then
 /// in any; for a phone number, in the default account). A chat id merged into another finds
 /// the other. `None` when there is no such chat.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "read.find_chat"))]
 pub(crate) async fn find_chat(
     db: &impl GenericClient,
     account: Option<&str>,

@@ -140,6 +140,7 @@ pub(crate) async fn message_anchor(
 
 /// The newest `limit` messages of `account` matching `q` and `f` that the viewer may read,
 /// never private ones; newest first, each with a snippet.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "search.messages"))]
 pub(crate) async fn messages(
     db: &impl GenericClient,
     viewer: &Viewer,
@@ -296,6 +297,7 @@ pub(crate) async fn attachment_anchor(
 
 /// The newest `limit` files of `account` (never of stories, private or deleted messages, or
 /// outside the viewer's scope) matching the filters; newest first.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "search.attachments"))]
 pub(crate) async fn attachments(
     db: &impl GenericClient,
     viewer: &Viewer,

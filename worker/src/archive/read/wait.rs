@@ -37,6 +37,7 @@ pub(crate) struct Positioned {
 }
 
 /// Messages from others in `(after, upto]` the viewer may read, oldest position first.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "wait.after"))]
 pub(crate) async fn after(
     db: &impl GenericClient,
     viewer: &Viewer,
