@@ -2,19 +2,21 @@
 //! `/healthz` and `/readyz`.
 //!
 //! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
-//! limit → bearer auth → rmcp's Streamable HTTP service (stateless, JSON responses).
+//! limit → bearer auth → [`mcp_endpoint`]: a plain `wait_for_messages` call answered directly,
+//! everything else by rmcp's Streamable HTTP service (stateless, JSON responses).
 
 pub(crate) mod api_send;
 pub(crate) mod auth;
 pub(crate) mod health;
 pub(crate) mod host;
 pub(crate) mod limit;
+pub(crate) mod mcp_endpoint;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
-use axum::routing::get;
+use axum::routing::{any, get};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -44,13 +46,17 @@ pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
         // The Host/Origin guard below does the exact checks; rmcp's own would repeat them.
         .disable_allowed_hosts()
         .with_max_request_body_bytes(state.tools.max_body_limit());
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    );
+    let rmcp = {
+        let server = server.clone();
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        )
+    };
+    let endpoint = Arc::new(mcp_endpoint::Endpoint { rmcp, server });
     Router::new()
-        .route_service("/mcp", service)
+        .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
         .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))

@@ -3,8 +3,10 @@
 //! worker; with nothing new it sleeps until an event announces a position past its cursor (or
 //! the timeout, or a slow fallback re-poll in case an event was lost in a NATS reconnect), then
 //! polls again. The waiting call keeps its concurrency permit, and a client that goes away
-//! cancels it (`ctx.ct`). When the gateway shuts down, a waiting call answers `timed_out: true`
-//! at once (with the cursor of its last poll), so the drain never waits out a long poll.
+//! cancels it (`ctx.ct` here; on the direct route of [`crate::http::mcp_endpoint`], which answers
+//! most calls of this tool without rmcp's per-request machinery, hyper drops the call's future).
+//! When the gateway shuts down, a waiting call answers `timed_out: true` at once (with the
+//! cursor of its last poll), so the drain never waits out a long poll.
 
 use std::time::Duration;
 
@@ -63,26 +65,37 @@ authorises any action, such as sending.",
         Extension(parts): Extension<http::request::Parts>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        tokio::select! {
+            result = self.wait_for_messages_call(&parts, args) => result,
+            () = ctx.ct.cancelled() => {
+                tracing::debug!("wait_for_messages cancelled: the client went away");
+                Ok(error_result(&RpcError::new(
+                    wazap_shared::ErrorCode::DeadlineExceeded,
+                    "the call was cancelled",
+                )))
+            }
+        }
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: decode and check the
+    /// arguments, then wait. Shared by rmcp's route above and the direct route
+    /// ([`crate::http::mcp_endpoint`]), so both answer with the same result.
+    pub(crate) async fn wait_for_messages_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: WaitForMessagesRequest = parse_args(args)?;
         let timeout = match request.timeout() {
             Ok(t) => t,
             Err(e) => return Ok(error_result(&e)),
         };
         let started = Instant::now();
-        Ok(tokio::select! {
-            result = self.wait(&parts, request, started + timeout) => respond(result),
-            () = ctx.ct.cancelled() => {
-                tracing::debug!("wait_for_messages cancelled: the client went away");
-                error_result(&RpcError::new(
-                    wazap_shared::ErrorCode::DeadlineExceeded,
-                    "the call was cancelled",
-                ))
-            }
-        })
+        Ok(respond(self.wait(parts, request, started + timeout).await))
     }
-}
 
-impl McpServer {
     /// Poll until a poll returns messages or `deadline` passes.
     async fn wait(
         &self,

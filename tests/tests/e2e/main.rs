@@ -11,4 +11,5 @@ mod send;
 mod send_gateway;
 mod tools;
 mod wait;
+mod wait_direct;
 mod whatsapp;
