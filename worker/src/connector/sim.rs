@@ -177,7 +177,7 @@ impl SimConnector {
     /// A sim over `archive`; `pool` resolves queued pages' chats.
     pub fn new(archive: Archive, pool: Pool) -> Arc<Self> {
         Arc::new(Self {
-            sender: SimSender::new(archive.clone(), pool.clone()),
+            sender: SimSender::new(pool.clone()),
             archive,
             pool,
             states: Mutex::new(HashMap::new()),

@@ -1,7 +1,7 @@
 //! The sim connector's send side: faults armed for the next send, a transmission log in
 //! Postgres (so it survives `crash_after_transmit`, which aborts the worker process), and the
-//! own-message echo into the archive on acknowledgement, through the live ingest path with the
-//! allocated WhatsApp id — as the real connector would observe it.
+//! own-message echo handed back with the acknowledgement (the send path archives it through the
+//! live ingest path) with the allocated WhatsApp id — as the real connector would observe it.
 //!
 //! The log is written by one background task, in transmission order, off the send's critical
 //! path; reading it ([`SimSender::transmissions`]) first waits for every row queued before, and
@@ -18,7 +18,7 @@ use wazap_shared::wire::send::MediaKind;
 use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions};
 use wazap_shared::wire::{MessageType, SyncState};
 
-use crate::archive::{Archive, Inbound, InboundAttachment};
+use crate::archive::{Inbound, InboundAttachment};
 use crate::send::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
 
 /// How long a `no_ack` send waits for the ack that never comes, unless the fault says.
@@ -46,7 +46,6 @@ enum LogJob {
 
 /// The send side of the sim.
 pub(super) struct SimSender {
-    archive: Archive,
     pool: Pool,
     armed: Mutex<Option<ArmSendFault>>,
     /// The log writer's queue, started on first use.
@@ -54,10 +53,9 @@ pub(super) struct SimSender {
 }
 
 impl SimSender {
-    /// A sender echoing into `archive`, logging transmissions in `pool`.
-    pub(super) fn new(archive: Archive, pool: Pool) -> Self {
+    /// A sender logging transmissions in `pool`.
+    pub(super) fn new(pool: Pool) -> Self {
         Self {
-            archive,
             pool,
             armed: Mutex::new(None),
             log: OnceLock::new(),
@@ -131,8 +129,11 @@ impl SimSender {
         if let Some(ms) = fault.ack_delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
-        self.echo(msg).await;
-        Ok(SendAck { at: Utc::now() })
+        let at = Utc::now();
+        Ok(SendAck {
+            at,
+            echo: Some(echo(msg, at)),
+        })
     }
 
     /// Queue `msg` for the transmission log (no text, no bytes).
@@ -169,52 +170,6 @@ impl SimSender {
                 caption,
             }))
             .map_err(|_| anyhow::anyhow!("sim: the transmission log writer stopped"))
-    }
-
-    /// Deliver the own-message echo into the archive as `from_me`.
-    async fn echo(&self, msg: OutboundMessage) {
-        let (kind, text, attachment) = match msg.content {
-            OutboundContent::Text(t) => (MessageType::Text, t, None),
-            OutboundContent::Media {
-                kind,
-                mime_type,
-                data,
-                filename,
-                caption,
-                seconds,
-            } => (
-                match kind {
-                    MediaKind::Image => MessageType::Image,
-                    MediaKind::Video => MessageType::Video,
-                    MediaKind::Audio => MessageType::Audio,
-                    MediaKind::Document => MessageType::Document,
-                },
-                caption.unwrap_or_default(),
-                Some(attachment(mime_type, &data, filename, seconds)),
-            ),
-            OutboundContent::Voice { data, seconds } => (
-                MessageType::Voice,
-                String::new(),
-                Some(attachment("audio/ogg".into(), &data, None, Some(seconds))),
-            ),
-        };
-        let inbound = Inbound {
-            chat_jid: msg.recipient,
-            wa_id: msg.wa_id,
-            sender_jid: None,
-            push_name: None,
-            from_me: true,
-            timestamp: Utc::now(),
-            kind,
-            text,
-            target_wa_id: None,
-            edit: false,
-            mentions: Vec::new(),
-            attachment,
-        };
-        if let Err(e) = self.archive.ingest_live(&msg.account_id, inbound).await {
-            crate::archive::read::internal("sim: own-send echo", &e);
-        }
     }
 
     /// The transmission log, oldest first (after every queued row is written).
@@ -304,5 +259,48 @@ fn attachment(
         thumbnail: None,
         data: Some(data.to_vec()),
         media: None,
+    }
+}
+
+/// The own-message echo, as the archive keeps it (`from_me`); the send path archives it.
+fn echo(msg: OutboundMessage, at: chrono::DateTime<Utc>) -> Inbound {
+    let (kind, text, attachment) = match msg.content {
+        OutboundContent::Text(t) => (MessageType::Text, t, None),
+        OutboundContent::Media {
+            kind,
+            mime_type,
+            data,
+            filename,
+            caption,
+            seconds,
+        } => (
+            match kind {
+                MediaKind::Image => MessageType::Image,
+                MediaKind::Video => MessageType::Video,
+                MediaKind::Audio => MessageType::Audio,
+                MediaKind::Document => MessageType::Document,
+            },
+            caption.unwrap_or_default(),
+            Some(attachment(mime_type, &data, filename, seconds)),
+        ),
+        OutboundContent::Voice { data, seconds } => (
+            MessageType::Voice,
+            String::new(),
+            Some(attachment("audio/ogg".into(), &data, None, Some(seconds))),
+        ),
+    };
+    Inbound {
+        chat_jid: msg.recipient,
+        wa_id: msg.wa_id,
+        sender_jid: None,
+        push_name: None,
+        from_me: true,
+        timestamp: at,
+        kind,
+        text,
+        target_wa_id: None,
+        edit: false,
+        mentions: Vec::new(),
+        attachment,
     }
 }

@@ -195,9 +195,13 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         .send(message)
         .instrument(tracing::info_span!("connector.send"));
     let outcome = tokio::time::timeout(CONNECTOR_BUDGET, transmit).await;
+    let mut echo = None;
     let (wanted, accepted_at) = match outcome {
         // Postgres keeps microseconds: answer exactly what a replay will read.
-        Ok(Ok(ack)) => (JournalState::Accepted, Some(ack.at.trunc_subsecs(6))),
+        Ok(Ok(ack)) => {
+            echo = ack.echo;
+            (JournalState::Accepted, Some(ack.at.trunc_subsecs(6)))
+        }
         Ok(Err(e @ (SendError::CannotSend(_) | SendError::BeforeTransmission(_)))) => {
             tracing::warn!(message.id = %message_id, cause = %e, "send failed before transmission");
             (JournalState::Failed, None)
@@ -211,7 +215,16 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
             (JournalState::OutcomeUnknown, None)
         }
     };
-    let recorded = record(state, &r, wanted, accepted_at).await;
+    // The own message enters the archive while `accepted` is journaled; the answer waits for
+    // both commits.
+    let archive_echo = async {
+        if let Some(inbound) = echo
+            && let Err(e) = state.archive.ingest_live(&target.account_id, inbound).await
+        {
+            crate::archive::read::internal("send: own-send echo", &e);
+        }
+    };
+    let (recorded, ()) = tokio::join!(record(state, &r, wanted, accepted_at), archive_echo);
     crate::metrics::send(recorded.as_str());
     tracing::info!(
         connection.id = %viewer.connection_id,

@@ -73,10 +73,15 @@ impl std::fmt::Debug for OutboundMessage {
 }
 
 /// WhatsApp's server acknowledgement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SendAck {
     /// When it came.
     pub at: DateTime<Utc>,
+    /// The sent message as the archive should keep it (`from_me`), when the connector can say.
+    /// The send path archives it while it journals `accepted`, and answers only when both are
+    /// committed: an agent never finds its acknowledged message missing, and the two commits
+    /// overlap instead of queueing (DESIGN §11's send budget).
+    pub echo: Option<crate::archive::Inbound>,
 }
 
 /// Why a send did not end in an acknowledgement. The journal logs these (their `Display`), so a

@@ -107,39 +107,28 @@ impl WhatsappConnector {
         )
     }
 
-    /// Archive an acknowledged own send as `from_me` at once (the phone's echo, if it comes,
-    /// is then a duplicate).
-    async fn echo(
-        &self,
+    /// The acknowledged own send as the archive keeps it (`from_me`); the send path archives
+    /// it with the journal's `accepted` (the phone's echo, if it comes, is then a duplicate).
+    fn echo(
         msg: &OutboundMessage,
         body: &whatsapp_rust::waproto::whatsapp::Message,
-        ack: SendAck,
-    ) {
-        let Some(c) = map::content(body) else {
-            return;
-        };
-        let inbound = Inbound {
+        at: chrono::DateTime<Utc>,
+    ) -> Option<Inbound> {
+        let c = map::content(body)?;
+        Some(Inbound {
             chat_jid: msg.recipient.clone(),
             wa_id: msg.wa_id.clone(),
             sender_jid: None,
             push_name: None,
             from_me: true,
-            timestamp: ack.at,
+            timestamp: at,
             kind: c.kind.unwrap_or(wazap_shared::wire::MessageType::Unknown),
             text: c.text,
             target_wa_id: c.target,
             edit: c.edit,
             mentions: c.mentions,
             attachment: c.attachment,
-        };
-        if let Err(e) = self
-            .shared
-            .archive
-            .ingest_live(&msg.account_id, inbound)
-            .await
-        {
-            tracing::warn!(error = %format!("{e:#}"), "archiving an acknowledged own send failed");
-        }
+        })
     }
 }
 
@@ -204,8 +193,8 @@ impl Connector for WhatsappConnector {
                 send::hand_over(&client, &message),
             )
             .await?;
-            self.echo(&message, &body, ack).await;
-            Ok(ack)
+            let echo = Self::echo(&message, &body, ack.at);
+            Ok(SendAck { echo, ..ack })
         })
     }
 

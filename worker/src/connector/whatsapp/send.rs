@@ -111,7 +111,7 @@ pub async fn transmit<T>(
     let outcome = tokio::time::timeout(wait, rx).await;
     acks.forget(id);
     match outcome {
-        Ok(Ok(AckOutcome::Accepted(at))) => Ok((SendAck { at }, sent)),
+        Ok(Ok(AckOutcome::Accepted(at))) => Ok((SendAck { at, echo: None }, sent)),
         Ok(Ok(AckOutcome::Rejected(code))) => Err(SendError::AfterTransmission(anyhow::anyhow!(
             "WhatsApp refused the message (code {code})"
         ))),
