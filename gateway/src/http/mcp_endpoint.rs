@@ -93,9 +93,10 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, req: Request) -
     json_response(&message)
 }
 
-/// Hand `req` to rmcp.
+/// Hand `req` to rmcp. Boxed, so that [`serve`]'s own future — which a parked wait keeps for
+/// up to 55 s — is sized for the direct route, not for rmcp's larger one.
 async fn to_rmcp(endpoint: &Endpoint, req: Request) -> Response {
-    endpoint.rmcp.handle(req).await.map(Body::new)
+    Box::pin(endpoint.rmcp.handle(req)).await.map(Body::new)
 }
 
 /// The JSON-RPC answer as rmcp sends it in JSON-response mode: 200, `application/json`.
