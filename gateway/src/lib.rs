@@ -17,20 +17,12 @@ mod owner;
 mod send;
 mod state;
 
-use std::future::IntoFuture;
-use std::net::SocketAddr;
-use std::time::Duration;
-
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
 
 use crate::state::AppState;
-
-/// How long in-flight requests may run on after shutdown begins (the longest deadline, a send,
-/// is 60 s).
-const DRAIN_LIMIT: Duration = Duration::from_secs(65);
 
 /// The sockets a gateway serves: listener A (`/mcp`, `/api/send/*`, health) and, when given,
 /// listener B (the owner dashboard and API, plus `/mcp` and `/api/send/*` under its own Host).
@@ -50,7 +42,8 @@ impl From<TcpListener> for Listeners {
 }
 
 /// Serve `listeners` until `shutdown` is cancelled, then stop accepting and let in-flight
-/// requests finish (bounded by [`DRAIN_LIMIT`]).
+/// requests finish (bounded by [`http::serve::DRAIN_LIMIT`]). Both listeners speak HTTP/1.1
+/// through [`http::serve`]'s accept loop, which bounds each connection's buffers.
 pub async fn run(
     config: Config,
     listeners: impl Into<Listeners>,
@@ -64,7 +57,7 @@ pub async fn run(
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
     let bus = state.bus.clone();
     tracing::info!(addr = %local, "listener A serving /mcp, /healthz, /readyz");
-    let served_a = serve(mcp, http::router(state), &shutdown);
+    let served_a = http::serve::serve(mcp, http::router(state), &shutdown);
     let served_b = async {
         let Some(listener) = owner else {
             return Ok(());
@@ -73,7 +66,7 @@ pub async fn run(
         let (app, keys) = owner::listener_b(owner_config, nats, bus, addr.port(), &shutdown);
         let refresher = keys.spawn_refresher(shutdown.child_token());
         tracing::info!(addr = %addr, "listener B serving the owner dashboard, /mcp");
-        let outcome = serve(listener, app, &shutdown).await;
+        let outcome = http::serve::serve(listener, app, &shutdown).await;
         refresher.abort();
         outcome
     };
@@ -81,29 +74,4 @@ pub async fn run(
     refresher.abort();
     tracing::info!("listeners stopped");
     outcome
-}
-
-/// Serve `app` on `listener` until `shutdown`, then drain (bounded by [`DRAIN_LIMIT`]).
-async fn serve(
-    listener: TcpListener,
-    app: axum::Router,
-    shutdown: &CancellationToken,
-) -> anyhow::Result<()> {
-    let serve = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-    .into_future();
-    let drain_expired = async {
-        shutdown.cancelled().await;
-        tokio::time::sleep(DRAIN_LIMIT).await;
-    };
-    tokio::select! {
-        served = serve => served.map_err(anyhow::Error::from),
-        () = drain_expired => {
-            tracing::warn!("in-flight requests outlived the drain limit; stopping anyway");
-            Ok(())
-        }
-    }
 }

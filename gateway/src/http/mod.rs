@@ -11,6 +11,7 @@ pub(crate) mod health;
 pub(crate) mod host;
 pub(crate) mod limit;
 pub(crate) mod mcp_endpoint;
+pub(crate) mod serve;
 
 use std::sync::Arc;
 
