@@ -13,7 +13,8 @@
 //! axum's per-connection shutdown channels, and the read buffer capped at [`READ_BUF_MAX`]
 //! (hyper's minimum; a request head larger than that is answered 431). Measured with
 //! `wazap-bench --only wait`: 1,000 parked waits 42.7 → 38.7 MiB RSS. Copying requests out of
-//! hyper's read buffer (so a parked request would not pin it) was measured too and saved nothing.
+//! hyper's read buffer (so a parked request would not pin it) was measured too and saved nothing;
+//! the cap itself does not change that figure (it bounds what one connection can make us hold).
 
 use std::pin::pin;
 use std::time::Duration;
