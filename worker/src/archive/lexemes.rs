@@ -70,19 +70,33 @@ pub(crate) fn tokens(text: &str) -> Vec<Token> {
             }
         }
     };
-    for c in text.chars().flat_map(char::to_lowercase).nfd() {
-        if is_combining_mark(c) {
-            continue;
-        }
-        if c.is_alphanumeric() {
-            if !fold_special(c, &mut word) {
-                word.push(c);
+    let mut folded = String::new();
+    for c in text.chars() {
+        // ASCII (most text, and every separator) needs no decomposition.
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                word.push(c.to_ascii_lowercase());
+            } else {
+                flush(&mut word, &mut out);
             }
             continue;
         }
-        flush(&mut word, &mut out);
-        if is_emoji(c) {
-            out.push(Token::Emoji(c));
+        folded.clear();
+        folded.extend(c.to_lowercase().nfd());
+        for c in folded.chars() {
+            if is_combining_mark(c) {
+                continue;
+            }
+            if c.is_alphanumeric() {
+                if !fold_special(c, &mut word) {
+                    word.push(c);
+                }
+                continue;
+            }
+            flush(&mut word, &mut out);
+            if is_emoji(c) {
+                out.push(Token::Emoji(c));
+            }
         }
     }
     flush(&mut word, &mut out);
