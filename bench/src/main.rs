@@ -27,6 +27,8 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(64);
         }
     };
+    // JSON logs on stderr with `TEST_LOG=1` (and `RUST_LOG`), as in the tests.
+    wazap_tests::init_logs();
     let mut db = TestDb::create().await?;
     if args.keep {
         db.keep();
