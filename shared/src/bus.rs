@@ -169,6 +169,41 @@ pub async fn media_store(
     }
 }
 
+/// Read object `name` of the media bucket `bucket` whole (refused when larger than `max` bytes),
+/// without a consumer: its metadata and each chunk by JetStream direct gets. The object store's own `get` creates an ordered
+/// consumer per read that the server keeps for 30 s after use; at a few hundred reads a second
+/// they hit the server's consumer limit (JetStream error 10026) and reads fail.
+pub async fn read_object(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+    name: &str,
+    max: usize,
+) -> Result<Vec<u8>, async_nats::Error> {
+    let store = js.get_object_store(bucket).await?;
+    let info = store.info(name).await?;
+    if info.deleted {
+        return Err("the object was deleted".into());
+    }
+    if info.size > max {
+        return Err("the object is larger than allowed".into());
+    }
+    let stream = js.get_stream(format!("OBJ_{bucket}")).await?;
+    let chunks = format!("$O.{bucket}.C.{}", info.nuid);
+    let mut data = Vec::with_capacity(info.size);
+    let mut next = None;
+    for _ in 0..info.chunks {
+        let chunk = stream
+            .direct_get_next_for_subject(chunks.as_str(), next)
+            .await?;
+        data.extend_from_slice(&chunk.payload);
+        next = Some(chunk.sequence + 1);
+    }
+    if data.len() != info.size {
+        return Err("the object's chunks do not add up to its size".into());
+    }
+    Ok(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

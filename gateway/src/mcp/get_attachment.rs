@@ -9,7 +9,6 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::{Extension, schema_for_output};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use rmcp::{tool, tool_router};
-use tokio::io::AsyncReadExt as _;
 use wazap_shared::wire::search::{
     AttachmentMeta, GetAttachment, GetAttachmentRequest, MAX_ATTACHMENT_BYTES,
 };
@@ -80,17 +79,12 @@ impl McpServer {
         }
         let js = async_nats::jetstream::new(self.bus.client().clone());
         let bucket = self.bus.subjects().media_bucket();
+        let bytes =
+            wazap_shared::bus::read_object(&js, &bucket, &media.object, media.size as usize)
+                .await
+                .map_err(|e| unavailable(&e))?;
         let store = js
             .get_object_store(&bucket)
-            .await
-            .map_err(|e| unavailable(&e))?;
-        let mut object = store
-            .get(media.object.as_str())
-            .await
-            .map_err(|e| unavailable(&e))?;
-        let mut bytes = Vec::with_capacity(media.size as usize);
-        object
-            .read_to_end(&mut bytes)
             .await
             .map_err(|e| unavailable(&e))?;
         if let Err(e) = store.delete(media.object.as_str()).await {
