@@ -169,17 +169,17 @@ pub async fn media_store(
     }
 }
 
-/// Read object `name` of the media bucket `bucket` whole (refused when larger than `max` bytes),
+/// Read object `name` of `store` (the media bucket `bucket`) whole (refused when larger than `max` bytes),
 /// without a consumer: its metadata and each chunk by JetStream direct gets. The object store's own `get` creates an ordered
 /// consumer per read that the server keeps for 30 s after use; at a few hundred reads a second
 /// they hit the server's consumer limit (JetStream error 10026) and reads fail.
 pub async fn read_object(
     js: &async_nats::jetstream::Context,
+    store: &async_nats::jetstream::object_store::ObjectStore,
     bucket: &str,
     name: &str,
     max: usize,
 ) -> Result<Vec<u8>, async_nats::Error> {
-    let store = js.get_object_store(bucket).await?;
     let info = store.info(name).await?;
     if info.deleted {
         return Err("the object was deleted".into());

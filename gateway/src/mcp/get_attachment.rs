@@ -79,12 +79,12 @@ impl McpServer {
         }
         let js = async_nats::jetstream::new(self.bus.client().clone());
         let bucket = self.bus.subjects().media_bucket();
-        let bytes =
-            wazap_shared::bus::read_object(&js, &bucket, &media.object, media.size as usize)
-                .await
-                .map_err(|e| unavailable(&e))?;
         let store = js
             .get_object_store(&bucket)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let max = media.size as usize;
+        let bytes = wazap_shared::bus::read_object(&js, &store, &bucket, &media.object, max)
             .await
             .map_err(|e| unavailable(&e))?;
         if let Err(e) = store.delete(media.object.as_str()).await {
