@@ -74,6 +74,19 @@ async fn failed_logins_are_throttled_even_for_the_right_password() -> anyhow::Re
         assert_eq!(a.json["error"]["code"], "unauthenticated");
         assert!(a.cookies.is_empty());
     }
+    // The sixth failure set a lock (1 s). It is stretched here so the next call lands inside it
+    // however slowly a loaded machine runs the test; the worker chose to lock, not the test.
+    let stretched = stack
+        .pool
+        .get()
+        .await?
+        .execute(
+            "update owner_login_throttle set locked_until = now() + interval '1 minute'
+              where locked_until > now() - interval '1 minute'",
+            &[],
+        )
+        .await?;
+    assert_eq!(stretched, 1, "the failures locked logins");
     let locked = login_raw(&gw, PASSWORD, None).await?;
     assert_eq!(locked.status, 429, "{}", locked.text);
     assert_eq!(locked.json["error"]["code"], "rate_limited");
