@@ -11,7 +11,7 @@ pub(crate) const USAGE: &str =
   --out FILE     where the JSON figures go (default bench-results.json)
   --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
   --only LIST    run only these phases after the ingest, comma-separated from
-                 reads, search, wait, send (default: all)
+                 reads, search, wait, send (default: all); `ingest` alone: only the ingest
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -28,7 +28,7 @@ pub(crate) struct Args {
 }
 
 /// The phases `--only` may name.
-const PHASES: [&str; 4] = ["reads", "search", "wait", "send"];
+const PHASES: [&str; 5] = ["ingest", "reads", "search", "wait", "send"];
 
 impl Args {
     /// Parse `argv` (without the program name).

@@ -8,6 +8,7 @@
 
 mod events;
 pub(crate) mod ids;
+mod janitor;
 pub(crate) mod jid;
 pub(crate) mod lexemes;
 mod model;
@@ -88,6 +89,7 @@ impl Archive {
         drop(client);
         let (committed_tx, committed) = watch::channel(last);
         let (tx, rx) = mpsc::channel(1024);
+        janitor::spawn(pool.clone(), committed.clone(), shutdown.clone());
         let writer = Writer::new(pool, key, last, committed_tx);
         tokio::spawn(writer.run(rx, shutdown));
         tracing::info!(archive.id = %archive_id, position = last, "archive started");

@@ -1,0 +1,61 @@
+//! The search index's janitor: moves the full-text index's pending entries into the index
+//! proper, on a connection of its own, right after the writer commits.
+//!
+//! Why: `messages_search` is a GIN index with `fastupdate`, so an insert only appends its
+//! words to a pending list, and whichever backend finds that list over
+//! `gin_pending_list_limit` merges it into the tree, inside its own statement. Left alone,
+//! that backend is the single writer's: a third of its Postgres time during history ingest
+//! (profiled at 1M messages), and a latency spike on whichever live message crosses the limit.
+//! Cleaning from here puts that work on another backend (the machine's other core) and keeps
+//! the list short for searches, which scan it in full. A writer that reaches the limit while
+//! the janitor cleans skips the merge (Postgres lets one backend clean at a time and others
+//! return at once), so the two never wait for each other.
+
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Rest between two cleanings: commits arriving meanwhile are cleaned together.
+const PAUSE: Duration = Duration::from_millis(20);
+
+/// Clean the search index's pending list after commits (`committed` moves) until `shutdown`.
+pub(crate) fn spawn(pool: Pool, mut committed: watch::Receiver<i64>, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut failing = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => break,
+                changed = committed.changed() => if changed.is_err() { break },
+            }
+            match clean(&pool).await {
+                Ok(pages) => {
+                    failing = false;
+                    tracing::trace!(pages, "search index pending list cleaned");
+                }
+                // Not fatal: the writer cleans the list itself when it is full. Said once
+                // per run of failures, not per commit.
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!(error = %e, "cleaning the search index's pending list failed");
+                }
+                Err(_) => {}
+            }
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                () = tokio::time::sleep(PAUSE) => {}
+            }
+        }
+    });
+}
+
+/// Merge the pending list into the index; returns the pending pages removed.
+async fn clean(pool: &Pool) -> anyhow::Result<i64> {
+    let client = pool.get().await?;
+    let stmt = client
+        .prepare_cached("select gin_clean_pending_list('messages_search'::regclass)")
+        .await?;
+    Ok(client.query_one(&stmt, &[]).await?.get(0))
+}
