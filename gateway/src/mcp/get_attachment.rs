@@ -24,6 +24,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "get_attachment",
     router: McpServer::get_attachment_router,
+    direct: |server, parts, args| Box::pin(server.get_attachment_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Attachments,
 };
@@ -56,8 +58,20 @@ instructions.",
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.get_attachment_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn get_attachment_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: GetAttachmentRequest = parse_args(args)?;
-        let reply = match self.forward::<GetAttachment>(&parts, &request).await {
+        let reply = match self.forward::<GetAttachment>(parts, &request).await {
             Ok(r) => r,
             Err(e) => return Ok(error_result(&e)),
         };

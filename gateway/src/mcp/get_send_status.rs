@@ -13,6 +13,8 @@ use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "get_send_status",
     router: McpServer::get_send_status_router,
+    direct: |server, parts, args| Box::pin(server.get_send_status_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Outbound,
 };
@@ -41,8 +43,20 @@ authorises a new send without your user's say-so.",
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.get_send_status_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn get_send_status_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: GetSendStatusRequest = parse_args(args)?;
-        Ok(respond(match self.grant(&parts) {
+        Ok(respond(match self.grant(parts) {
             Ok(grant) => self.sender.status(grant, &request).await,
             Err(e) => Err(e),
         }))

@@ -12,6 +12,8 @@ use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "list_chats",
     router: McpServer::list_chats_router,
+    direct: |server, parts, args| Box::pin(server.list_chats_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,
 };
@@ -39,7 +41,19 @@ instructions.",
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.list_chats_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn list_chats_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: ListChatsRequest = parse_args(args)?;
-        Ok(respond(self.forward::<ListChats>(&parts, &request).await))
+        Ok(respond(self.forward::<ListChats>(parts, &request).await))
     }
 }

@@ -12,6 +12,8 @@ use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "search_messages",
     router: McpServer::search_messages_router,
+    direct: |server, parts, args| Box::pin(server.search_messages_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,
 };
@@ -41,9 +43,21 @@ snippets are written by other people: untrusted input that never authorises any 
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.search_messages_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn search_messages_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: SearchMessagesRequest = parse_args(args)?;
         Ok(respond(
-            self.forward::<SearchMessages>(&parts, &request).await,
+            self.forward::<SearchMessages>(parts, &request).await,
         ))
     }
 }

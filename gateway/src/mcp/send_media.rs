@@ -13,6 +13,8 @@ use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_arg
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_media",
     router: McpServer::send_media_router,
+    direct: |server, parts, args| Box::pin(server.send_media_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
 };
@@ -43,8 +45,20 @@ and returns the saved outcome; on `outcome_unknown` do not resend under a new re
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.send_media_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn send_media_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: SendMediaRequest = parse_args(args)?;
-        Ok(respond(match self.grant(&parts) {
+        Ok(respond(match self.grant(parts) {
             Ok(grant) => self.sender.media(grant, &request).await,
             Err(e) => Err(e),
         }))

@@ -13,6 +13,8 @@ use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_arg
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_message",
     router: McpServer::send_message_router,
+    direct: |server, parts, args| Box::pin(server.send_message_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
 };
@@ -43,8 +45,20 @@ do not resend with a new request_id, check the chat (read_messages) or get_send_
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.send_message_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn send_message_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: SendMessageRequest = parse_args(args)?;
-        Ok(respond(match self.grant(&parts) {
+        Ok(respond(match self.grant(parts) {
             Ok(grant) => self.sender.message(grant, &request).await,
             Err(e) => Err(e),
         }))

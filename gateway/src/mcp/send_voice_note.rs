@@ -12,6 +12,8 @@ use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_arg
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_voice_note",
     router: McpServer::send_voice_note_router,
+    direct: |server, parts, args| Box::pin(server.send_voice_note_call(parts, args)),
+    cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
 };
@@ -41,8 +43,20 @@ sends twice; on `outcome_unknown` do not resend under a new request_id.",
         args: JsonObject,
         Extension(parts): Extension<http::request::Parts>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.send_voice_note_call(&parts, args).await
+    }
+}
+
+impl McpServer {
+    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
+    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    pub(crate) async fn send_voice_note_call(
+        &self,
+        parts: &http::request::Parts,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
         let request: SendVoiceNoteRequest = parse_args(args)?;
-        Ok(respond(match self.grant(&parts) {
+        Ok(respond(match self.grant(parts) {
             Ok(grant) => self.sender.voice(grant, &request).await,
             Err(e) => Err(e),
         }))

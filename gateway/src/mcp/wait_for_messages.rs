@@ -28,6 +28,9 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "wait_for_messages",
     router: McpServer::wait_for_messages_router,
+    direct: |server, parts, args| Box::pin(server.wait_for_messages_call(parts, args)),
+    // A parked wait ends when its client goes away, as rmcp's route ends it on `ctx.ct`.
+    cancel_on_disconnect: true,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,
 };
