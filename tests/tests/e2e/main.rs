@@ -2,6 +2,7 @@
 
 mod auth;
 mod compat;
+mod direct_route;
 mod ops;
 mod owner;
 mod reading;
