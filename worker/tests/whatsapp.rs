@@ -1,6 +1,7 @@
 //! The WhatsApp connector against real protobuf values (the crate's own `waproto` types) and a
 //! real archive: the mapping of every message type, history blobs through the batch path,
-//! archive-before-ack ordering, and the session state fold. Nothing here fakes our own
+//! archive-before-ack ordering, LID ↔ phone merges, group notifications as system messages,
+//! undecryptable placeholders replaced by the resent message, and the session state fold. Nothing here fakes our own
 //! `Connector` trait; what only a real phone can show is listed in the README.
 
 mod common;
@@ -14,12 +15,18 @@ use whatsapp_rust::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
+#[path = "whatsapp/groups.rs"]
+mod groups;
 #[path = "whatsapp/history.rs"]
 mod history;
 #[path = "whatsapp/hook.rs"]
 mod hook;
 #[path = "whatsapp/map.rs"]
 mod map;
+#[path = "whatsapp/people.rs"]
+mod people;
+#[path = "whatsapp/placeholder.rs"]
+mod placeholder;
 #[path = "whatsapp/status.rs"]
 mod status;
 

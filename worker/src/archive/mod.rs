@@ -231,6 +231,40 @@ impl Archive {
         .await
     }
 
+    /// Link each `(phone-number JID, LID)` pair as one person, without a name: both forms
+    /// resolve to one chat from now on (two existing chats are merged into the older). Pairs
+    /// that are not a phone JID and a LID are skipped. Returns how many pairs changed anything.
+    pub async fn link_aliases(
+        &self,
+        account: &str,
+        pairs: Vec<(String, String)>,
+    ) -> anyhow::Result<usize> {
+        self.call(|reply| Command::Link {
+            account: account.to_owned(),
+            pairs,
+            reply,
+        })
+        .await
+    }
+
+    /// Put each message in place of its archived undecryptable placeholder (same chat and
+    /// WhatsApp id, `unknown` with no words): same `message_id`, a new position, reactions
+    /// kept. Per input: the new outcome, or `None` when no placeholder was archived for it.
+    pub async fn replace_placeholders(
+        &self,
+        account: &str,
+        messages: Vec<Inbound>,
+        live: bool,
+    ) -> anyhow::Result<Vec<Option<IngestOutcome>>> {
+        self.call(|reply| Command::Replace {
+            account: account.to_owned(),
+            messages,
+            live,
+            reply,
+        })
+        .await
+    }
+
     /// Record the account's own phone JID and/or LID (used for `mentions_me`), creating the
     /// account when it does not exist yet.
     pub async fn set_own_ids(

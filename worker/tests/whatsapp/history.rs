@@ -34,7 +34,7 @@ fn zlib_stored(data: &[u8]) -> Vec<u8> {
 }
 
 /// The history event WhatsApp would dispatch for `sync`.
-fn event(sync: &wa::HistorySync, sync_type: i32) -> Arc<Event> {
+pub(crate) fn event(sync: &wa::HistorySync, sync_type: i32) -> Arc<Event> {
     let mut raw = Vec::new();
     history_sync_encode_into(sync, &mut raw);
     let lazy = LazyHistorySync::new(
@@ -48,7 +48,7 @@ fn event(sync: &wa::HistorySync, sync_type: i32) -> Arc<Event> {
 }
 
 /// One history entry.
-fn entry(
+pub(crate) fn entry(
     chat: &str,
     id: &str,
     secs: u64,
@@ -71,7 +71,7 @@ fn entry(
     }
 }
 
-fn conversation(id: &str, messages: Vec<wa::HistorySyncMsg>) -> wa::Conversation {
+pub(crate) fn conversation(id: &str, messages: Vec<wa::HistorySyncMsg>) -> wa::Conversation {
     wa::Conversation {
         id: id.into(),
         messages,
@@ -79,7 +79,7 @@ fn conversation(id: &str, messages: Vec<wa::HistorySyncMsg>) -> wa::Conversation
     }
 }
 
-async fn count(h: &common::Harness, sql: &str) -> i64 {
+pub(crate) async fn count(h: &common::Harness, sql: &str) -> i64 {
     h.pool
         .get()
         .await
@@ -199,6 +199,38 @@ async fn an_on_demand_answer_wakes_the_waiter_for_its_chat() {
         .await
         .unwrap();
     assert_eq!(stored, 2);
-    assert_eq!(waiter.await.unwrap(), 2);
+    assert_eq!(waiter.answer.await.unwrap(), 2);
+    h.finish().await;
+}
+
+#[tokio::test]
+async fn an_on_demand_answer_naming_its_request_wakes_it_even_with_nothing_older() {
+    let h = common::Harness::start().await;
+    let pending = Pending::default();
+    let mine = pending.wait_for(ALICE);
+    let other = pending.wait_for(ALICE);
+    pending.sent(&mine, "3EB0MINE");
+    pending.sent(&other, "3EB0OTHER");
+    // The phone has nothing older than the anchor: an empty ON_DEMAND blob naming the request.
+    let mut raw = Vec::new();
+    history_sync_encode_into(&wa::HistorySync::default(), &mut raw);
+    let lazy = LazyHistorySync::new(zlib_stored(&raw).into(), raw.len(), 6, Some(1), Some(100))
+        .with_peer_data_request_session_id(Some("3EB0MINE".into()));
+    let stored = ingest(
+        &h.archive,
+        DEFAULT_ACCOUNT,
+        &pending,
+        Arc::new(Event::HistorySync(Box::new(lazy))),
+    )
+    .await
+    .unwrap();
+    assert_eq!(stored, 0);
+    assert_eq!(
+        mine.answer.await.unwrap(),
+        0,
+        "answered at once, not at the timeout"
+    );
+    let mut other = other.answer;
+    assert!(other.try_recv().is_err(), "the other request still waits");
     h.finish().await;
 }

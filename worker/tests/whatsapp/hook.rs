@@ -33,6 +33,7 @@ async fn ok_only_after_the_commit_and_err_when_it_fails() {
     let hook = ArchiveHook {
         archive: h.archive.clone(),
         account: DEFAULT_ACCOUNT.to_owned(),
+        linked: Default::default(),
     };
     let batch = [
         inbound(text("first"), info(ALICE, Some(ALICE), "A1")),
@@ -58,7 +59,9 @@ async fn ok_only_after_the_commit_and_err_when_it_fails() {
     );
 
     // A redelivery (the ack was lost) is absorbed by the archive's natural key.
-    let outcomes = commit(&h.archive, DEFAULT_ACCOUNT, &batch).await.unwrap();
+    let outcomes = commit(&h.archive, DEFAULT_ACCOUNT, &hook.linked, None, &batch)
+        .await
+        .unwrap();
     assert_eq!(outcomes.len(), 2);
     assert!(
         outcomes

@@ -233,7 +233,7 @@ pub(crate) async fn upsert_contact(
 /// Make chats `a` and `b` one: the older survives with its id, the newer's messages,
 /// attachments, stories, aliases and contact move into it, and its id is recorded as merged.
 /// Returns the surviving chat id.
-async fn merge(
+pub(super) async fn merge(
     tx: &Transaction<'_>,
     cache: &mut ChatCache,
     merged: &mut Merged,

@@ -5,6 +5,7 @@
 //! a watch channel. Consecutive live messages are committed together; history arrives in
 //! chunks, so live messages queue between chunks instead of behind a whole history page.
 
+mod aliases;
 mod chats;
 pub(crate) mod messages;
 pub(crate) mod stats;
@@ -48,6 +49,19 @@ pub(crate) enum Command {
         account: String,
         update: GroupUpdate,
         reply: Reply<String>,
+    },
+    /// Link `(phone-number JID, LID)` pairs as one person each, without a name (`aliases`).
+    Link {
+        account: String,
+        pairs: Vec<(String, String)>,
+        reply: Reply<usize>,
+    },
+    /// Put resent messages in place of their undecryptable placeholders (`aliases`).
+    Replace {
+        account: String,
+        messages: Vec<Inbound>,
+        live: bool,
+        reply: Reply<Vec<Option<IngestOutcome>>>,
     },
     /// Record the account's own JID and/or LID (creating the account if needed).
     Own {
@@ -172,6 +186,23 @@ impl Writer {
                     reply,
                 } => {
                     let r = self.group(&account, &update).await;
+                    let _ = reply.send(r);
+                }
+                Command::Link {
+                    account,
+                    pairs,
+                    reply,
+                } => {
+                    let r = self.link(&account, &pairs).await;
+                    let _ = reply.send(r);
+                }
+                Command::Replace {
+                    account,
+                    messages,
+                    live,
+                    reply,
+                } => {
+                    let r = self.replace(&account, &messages, live).await;
                     let _ = reply.send(r);
                 }
                 Command::Own {

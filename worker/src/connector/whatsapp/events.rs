@@ -1,7 +1,8 @@
 //! Archive work from the client's events, one at a time in arrival order: history blobs,
 //! messages that bypass the durability hook, undecryptable messages, contact names with their
-//! LID ↔ phone pairs, the account's own ids, and group names and members (all groups on each
-//! connect, one group on each group notification).
+//! LID ↔ phone pairs (linked without a name when there is none), the account's own ids, group
+//! names and members (all groups on each connect, one group on each group notification) and
+//! group notifications as `system` messages.
 
 use std::sync::Arc;
 
@@ -9,10 +10,13 @@ use tokio::sync::mpsc;
 use whatsapp_rust::Client;
 use whatsapp_rust::types::events::Event;
 
+use super::groups;
 use super::history;
 use super::hook;
 use super::map;
+use super::people;
 use super::session::Shared;
+use crate::archive::jid::Jid as ArchiveJid;
 use crate::archive::{ContactUpdate, GroupUpdate};
 
 /// Archive work from events, one at a time in arrival order, until the channel closes.
@@ -33,10 +37,20 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
         }
         Event::Messages(batch) => {
             // Newsletters and recovered messages bypass the durability hook.
-            hook::commit(archive, account, &batch.messages).await?;
+            let client = shared.client();
+            hook::commit(
+                archive,
+                account,
+                &shared.linked,
+                client.as_deref(),
+                &batch.messages,
+            )
+            .await?;
         }
         Event::UndecryptableMessage(u) => {
             if let Some(m) = map::undecryptable(&u.info) {
+                let pair = people::from_info(&u.info);
+                shared.linked.link(archive, account, pair).await?;
                 archive.ingest_live(account, m).await?;
             }
         }
@@ -56,11 +70,18 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
                 .lid_jid
                 .clone()
                 .or_else(|| c.jid.is_lid().then(|| c.jid.to_string()));
-            if let (Some(name), Some(jid)) = (name, pn.or_else(|| lid.clone())) {
-                let lid = lid.filter(|l| *l != jid);
-                archive
-                    .upsert_contact(account, ContactUpdate { jid, lid, name })
-                    .await?;
+            match (name.filter(|n| !n.is_empty()), pn.or_else(|| lid.clone())) {
+                (Some(name), Some(jid)) => {
+                    let lid = lid.filter(|l| *l != jid);
+                    archive
+                        .upsert_contact(account, ContactUpdate { jid, lid, name })
+                        .await?;
+                }
+                (None, Some(jid)) => {
+                    let pair = lid.and_then(|l| people::pair(&jid, &l));
+                    shared.linked.link(archive, account, pair).await?;
+                }
+                _ => {}
             }
         }
         Event::PairSuccess(p) => {
@@ -85,9 +106,18 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
             }
         }
         Event::GroupUpdate(g) => {
-            if let Some(c) = shared.client() {
-                let meta = c.groups().get_metadata(&g.group_jid).await?;
-                archive.upsert_group(account, group(&meta)).await?;
+            let client = shared.client();
+            let own = own_jids(client.as_deref());
+            groups::archive_event(archive, &shared.pool, &shared.linked, account, &own, g).await?;
+            if let Some(c) = client {
+                // After a removal of the account itself the group may no longer answer.
+                match c.groups().get_metadata(&g.group_jid).await {
+                    Ok(meta) => {
+                        shared.linked.link(archive, account, members(&meta)).await?;
+                        archive.upsert_group(account, group(&meta)).await?;
+                    }
+                    Err(e) => tracing::debug!(error = %e, "group metadata not refreshed"),
+                }
             }
         }
         _ => {}
@@ -99,6 +129,11 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
 async fn all_groups(shared: &Shared, client: &Client) -> anyhow::Result<()> {
     let groups = client.groups().get_participating().await?;
     let n = groups.len();
+    let pairs: Vec<(String, String)> = groups.values().flat_map(members).collect();
+    shared
+        .linked
+        .link(&shared.archive, &shared.account, pairs)
+        .await?;
     for meta in groups.values() {
         shared
             .archive
@@ -107,6 +142,27 @@ async fn all_groups(shared: &Shared, client: &Client) -> anyhow::Result<()> {
     }
     tracing::info!(groups = n, "group names and members archived");
     Ok(())
+}
+
+/// The account's own JIDs (phone and LID) as the running client knows them.
+fn own_jids(client: Option<&Client>) -> Vec<String> {
+    client
+        .map(|c| {
+            [c.pn(), c.lid()]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| ArchiveJid::parse(&j.to_non_ad_string()).map(|j| j.canonical))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The LID ↔ phone pairs a group's member list names.
+fn members(meta: &whatsapp_rust::GroupMetadata) -> Vec<(String, String)> {
+    meta.participants
+        .iter()
+        .filter_map(|p| people::from_member(&p.jid, p.phone_number.as_ref().or(p.lid.as_ref())))
+        .collect()
 }
 
 /// The archive's view of a group: subject and members (phone JIDs where known).

@@ -1,7 +1,8 @@
 //! Durable ingest: whatsapp-rust's `InboundDurabilityHook` holds WhatsApp's ack for decrypted
 //! messages until [`commit`] returns `Ok`, which it does only after the archive committed every
 //! message of the batch. A failed commit returns `Err`: no ack, the server redelivers, and the
-//! archive's (chat, sender, id) key drops what was already stored.
+//! archive's (chat, sender, id) key drops what was already stored. A message whose archived
+//! copy is an undecryptable placeholder takes the placeholder's place.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use whatsapp_rust::types::events::InboundMessage;
 use whatsapp_rust::{Client, InboundDurabilityHook};
 
 use super::map;
+use super::people::{self, Linked};
 use crate::archive::{Archive, IngestOutcome};
 
 /// The hook registered on the client.
@@ -17,36 +19,84 @@ pub struct ArchiveHook {
     pub archive: Archive,
     /// The account they belong to.
     pub account: String,
+    /// LID ↔ phone pairs already linked.
+    pub linked: Arc<Linked>,
 }
 
 #[whatsapp_rust::async_trait]
 impl InboundDurabilityHook for ArchiveHook {
     async fn on_messages(
         &self,
-        _client: Arc<Client>,
+        client: Arc<Client>,
         batch: &[InboundMessage],
     ) -> anyhow::Result<()> {
-        commit(&self.archive, &self.account, batch)
-            .await
-            .map(|_| ())
+        commit(
+            &self.archive,
+            &self.account,
+            &self.linked,
+            Some(&client),
+            batch,
+        )
+        .await
+        .map(|_| ())
     }
 }
 
 /// Store `batch` in arrival order (each through the live path, awaited together so they share
-/// transactions) and return once all are committed. Messages that are protocol traffic are
-/// skipped; the outcomes of the stored ones are returned in order.
+/// transactions) and return once all are committed. The senders' LID ↔ phone pairs are linked
+/// first, so each message lands in its person's one chat. Messages that are protocol traffic
+/// are skipped; the outcomes of the stored ones are returned in order.
 pub async fn commit(
     archive: &Archive,
     account: &str,
+    linked: &Linked,
+    client: Option<&Client>,
     batch: &[InboundMessage],
 ) -> anyhow::Result<Vec<IngestOutcome>> {
-    let mut queued = Vec::with_capacity(batch.len());
+    let mut pairs: Vec<(String, String)> = Vec::new();
     for m in batch {
-        if let Some(inbound) = map::from_live(&m.message, &m.info) {
-            queued.push(archive.enqueue_live(account, inbound).await?);
+        if let Some(p) = people::from_info(&m.info) {
+            pairs.push(p);
+        } else if let Some(c) = client
+            && let Some(p) = people::from_own(c, &m.info).await
+        {
+            pairs.push(p);
         }
     }
-    let outcomes = futures::future::try_join_all(queued).await?;
+    linked.link(archive, account, pairs).await?;
+
+    let mut queued = Vec::with_capacity(batch.len());
+    let mut mapped = Vec::with_capacity(batch.len());
+    for (i, m) in batch.iter().enumerate() {
+        if let Some(inbound) = map::from_live(&m.message, &m.info) {
+            queued.push(archive.enqueue_live(account, inbound).await?);
+            mapped.push(i);
+        }
+    }
+    let mut outcomes = futures::future::try_join_all(queued).await?;
+
+    // A redelivered message is usually a plain duplicate; one whose first delivery could not
+    // be decrypted replaces its placeholder (the phone's resend keeps the id).
+    let resent: Vec<usize> = (0..outcomes.len())
+        .filter(|&k| matches!(outcomes[k], IngestOutcome::Duplicate { .. }))
+        .collect();
+    let again: Vec<(usize, crate::archive::Inbound)> = resent
+        .into_iter()
+        .filter_map(|k| {
+            let m = &batch[mapped[k]];
+            let inbound = map::from_live(&m.message, &m.info)?;
+            (inbound.kind != wazap_shared::wire::MessageType::Unknown).then_some((k, inbound))
+        })
+        .collect();
+    if !again.is_empty() {
+        let (ks, msgs): (Vec<usize>, Vec<_>) = again.into_iter().unzip();
+        let replaced = archive.replace_placeholders(account, msgs, true).await?;
+        for (k, r) in ks.into_iter().zip(replaced) {
+            if let Some(o) = r {
+                outcomes[k] = o;
+            }
+        }
+    }
     tracing::debug!(
         messages = batch.len(),
         stored = outcomes.len(),

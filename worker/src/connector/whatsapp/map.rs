@@ -36,9 +36,10 @@ pub fn from_live(message: &wa::Message, info: &MessageInfo) -> Option<Inbound> {
     ))
 }
 
-/// A message WhatsApp delivered but this device could not decrypt: recorded as `unknown` so
-/// the gap is visible (the library asks the phone to resend; a recovery arrives later with the
-/// same id and is stored as a duplicate, so the placeholder stays — a known limit).
+/// A message WhatsApp delivered but this device could not decrypt: recorded as `unknown` with
+/// no words so the gap is visible. The library asks the sender and the phone to resend; the
+/// resent message keeps the id and replaces this placeholder
+/// ([`crate::archive::Archive::replace_placeholders`], from the hook and history ingest).
 pub fn undecryptable(info: &MessageInfo) -> Option<Inbound> {
     let source = &info.source;
     if source.chat.is_newsletter() {

@@ -2,15 +2,19 @@
 //! versions). One linked device per worker, its keys in the SQLite device store under
 //! `WAZAP_DATA_DIR` ([`store`]). [`session`] runs the client and folds its events into a
 //! truthful state ([`status`]) and hands archive work to [`events`]; inbound messages are archived before WhatsApp's ack is
-//! released ([`hook`]); [`map`] turns protobufs into archive messages; [`history`] walks
-//! history blobs and asks the phone for older history; [`send`] transmits with the journaled
-//! id and waits for the server's ack; [`media`] downloads attachments later.
+//! released ([`hook`]); [`map`] turns protobufs into archive messages; [`people`] links a
+//! person's LID and phone forms into one chat; [`groups`] writes group notifications as
+//! `system` messages; [`history`] walks history blobs and asks the phone for older history;
+//! [`send`] transmits with the journaled id and waits for the server's ack; [`media`]
+//! downloads attachments later.
 
 pub mod events;
+pub mod groups;
 pub mod history;
 pub mod hook;
 pub mod map;
 pub mod media;
+pub mod people;
 pub mod send;
 pub mod session;
 pub mod status;
@@ -56,7 +60,7 @@ impl WhatsappConnector {
     ) -> anyhow::Result<Arc<Self>> {
         let paths = StorePaths::new(data_dir);
         let lock = paths.lock_within(LOCK_WAIT).await?;
-        let (shared, work) = Shared::new(archive, account.to_owned());
+        let (shared, work) = Shared::new(archive, pool.clone(), account.to_owned());
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(events::drain(shared.clone(), work));
         // Built before returning (local work only, no network), so the very first state

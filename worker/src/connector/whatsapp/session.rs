@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use chrono::Utc;
+use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use whatsapp_rust::Client;
@@ -23,6 +24,7 @@ use whatsapp_rust::wacore::store::device::default_history_sync_config;
 
 use super::history::Pending;
 use super::hook::ArchiveHook;
+use super::people::Linked;
 use super::send::Acks;
 use super::status::{Phase, Status};
 use super::store::{StoreLock, StorePaths};
@@ -46,6 +48,10 @@ pub struct Shared {
     pub pending: Pending,
     /// The archive.
     pub archive: Archive,
+    /// The archive's database (names for group notifications, anchors for older history).
+    pub pool: Pool,
+    /// LID ↔ phone pairs already linked in the archive.
+    pub linked: Arc<Linked>,
     /// The account this device belongs to.
     pub account: String,
     /// Archive work from events, in arrival order.
@@ -56,6 +62,7 @@ impl Shared {
     /// A new shared state and the receiver [`super::events::drain`] consumes.
     pub fn new(
         archive: Archive,
+        pool: Pool,
         account: String,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<Arc<Event>>) {
         let (work, rx) = mpsc::unbounded_channel();
@@ -65,6 +72,8 @@ impl Shared {
             acks: Acks::default(),
             pending: Pending::default(),
             archive,
+            pool,
+            linked: Arc::default(),
             account,
             work,
         });
@@ -226,6 +235,7 @@ pub async fn start(
         .with_inbound_durability_hook(ArchiveHook {
             archive: shared.archive.clone(),
             account: shared.account.clone(),
+            linked: shared.linked.clone(),
         })
         .with_device_props(
             DevicePropsOverride::new()
