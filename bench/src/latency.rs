@@ -121,29 +121,72 @@ pub(crate) async fn run_reads(
     Ok(())
 }
 
-/// Measure `tools/list` through the gateway (no worker involved), to show what the HTTP and MCP
-/// layers cost on their own.
+/// Measure what the gateway alone costs per request (no worker involved): `tools/list`
+/// (always rmcp's), and a `tools/call` the gateway refuses before NATS on the direct route and
+/// forced through rmcp, to show what the HTTP and MCP layers cost on their own.
 pub(crate) async fn run_gateway_only(
     url: &str,
     token: &str,
     args: &Args,
     report: &mut Report,
 ) -> anyhow::Result<()> {
+    let rows: [(&str, RawCall); 3] = [
+        (
+            "tools/list, gateway only (HTTP + auth + rmcp, no NATS)",
+            RawCall::ListTools,
+        ),
+        (
+            "tools/call refused, gateway only (HTTP + auth + direct route, no NATS)",
+            RawCall::Refused { via_rmcp: false },
+        ),
+        (
+            "tools/call refused, gateway only (HTTP + auth + rmcp, no NATS)",
+            RawCall::Refused { via_rmcp: true },
+        ),
+    ];
+    for (name, call) in rows {
+        let l = measure_raw(url, token, args.requests, call).await?;
+        report.latencies.push(Latency {
+            name: name.into(),
+            budget: "(for attribution)",
+            ..l
+        });
+    }
+    Ok(())
+}
+
+/// A gateway-only request of [`run_gateway_only`].
+#[derive(Debug, Clone, Copy)]
+enum RawCall {
+    ListTools,
+    Refused { via_rmcp: bool },
+}
+
+/// One gateway-only request.
+async fn raw_once(c: &crate::raw_mcp::RawMcp, call: RawCall) -> anyhow::Result<()> {
+    match call {
+        RawCall::ListTools => c.list_tools().await,
+        RawCall::Refused { via_rmcp } => c.refused_call("list_chats", via_rmcp).await,
+    }
+}
+
+/// Send `call` `n` times from two minimal clients at once (after a 5% warm-up) and summarise.
+async fn measure_raw(url: &str, token: &str, n: usize, call: RawCall) -> anyhow::Result<Latency> {
     let clients = [
         crate::raw_mcp::RawMcp::new(url, token)?,
         crate::raw_mcp::RawMcp::new(url, token)?,
     ];
     for c in &clients {
-        for _ in 0..(args.requests / 20).max(5) {
-            c.list_tools().await?;
+        for _ in 0..(n / 20).max(5) {
+            raw_once(c, call).await?;
         }
     }
     let started = Instant::now();
     let runs = clients.iter().map(|c| async move {
-        let mut times = Vec::with_capacity(args.requests / 2);
-        for _ in 0..args.requests / 2 {
+        let mut times = Vec::with_capacity(n / 2);
+        for _ in 0..n / 2 {
             let t = Instant::now();
-            c.list_tools().await?;
+            raw_once(c, call).await?;
             times.push(t.elapsed());
         }
         Ok::<_, anyhow::Error>(times)
@@ -152,13 +195,7 @@ pub(crate) async fn run_gateway_only(
     for t in futures::future::try_join_all(runs).await? {
         times.extend(t);
     }
-    let l = summarise(times, started.elapsed().as_secs_f64());
-    report.latencies.push(Latency {
-        name: "tools/list, gateway only (HTTP + auth + rmcp, no NATS)".into(),
-        budget: "(for attribution)",
-        ..l
-    });
-    Ok(())
+    Ok(summarise(times, started.elapsed().as_secs_f64()))
 }
 
 /// Measure `read_messages` as the worker alone answers it (NATS request/reply, no HTTP or MCP),

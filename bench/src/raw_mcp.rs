@@ -37,7 +37,36 @@ impl RawMcp {
         self.request("tools/list", json!({}), "tools/list").await
     }
 
+    /// `tools/call` of `tool` with an argument it does not know: the gateway refuses it with a
+    /// JSON-RPC invalid-params error before any NATS request, so this is the gateway's own cost
+    /// of a tool call. `via_rmcp` adds an empty `_meta`, which the direct route of `/mcp` leaves
+    /// to rmcp: the two routes side by side in one binary.
+    pub(crate) async fn refused_call(&self, tool: &str, via_rmcp: bool) -> anyhow::Result<()> {
+        let mut params = json!({"name": tool, "arguments": {"no_such_argument": 1}});
+        if via_rmcp {
+            params["_meta"] = json!({});
+        }
+        let v = self.post("tools/call", params, tool).await?;
+        anyhow::ensure!(
+            v["error"]["code"] == -32602,
+            "{tool}: expected invalid params, got {v}"
+        );
+        Ok(())
+    }
+
     async fn request(&self, method: &str, params: Value, what: &str) -> anyhow::Result<()> {
+        let v = self.post(method, params, what).await?;
+        anyhow::ensure!(v.get("error").is_none(), "{what}: {}", v["error"]);
+        anyhow::ensure!(
+            v["result"]["isError"] != true,
+            "{what} failed: {}",
+            v["result"]["content"]
+        );
+        Ok(())
+    }
+
+    /// POST one JSON-RPC request; its answer as JSON after an HTTP success.
+    async fn post(&self, method: &str, params: Value, what: &str) -> anyhow::Result<Value> {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let resp = self
             .http
@@ -49,13 +78,6 @@ impl RawMcp {
             .send()
             .await?;
         anyhow::ensure!(resp.status().is_success(), "{what}: HTTP {}", resp.status());
-        let v: Value = resp.json().await?;
-        anyhow::ensure!(v.get("error").is_none(), "{what}: {}", v["error"]);
-        anyhow::ensure!(
-            v["result"]["isError"] != true,
-            "{what} failed: {}",
-            v["result"]["content"]
-        );
-        Ok(())
+        Ok(resp.json().await?)
     }
 }
