@@ -4,8 +4,9 @@
 //! live ingest path) with the allocated WhatsApp id — as the real connector would observe it.
 //!
 //! The log is written by one background task, in transmission order, off the send's critical
-//! path; reading it ([`SimSender::transmissions`]) first waits for every row queued before, and
-//! a `crash_after_transmit` send waits for its row before the abort.
+//! path and without a WAL flush of its own; reading it ([`SimSender::transmissions`]) first
+//! waits for every row queued before, and a `crash_after_transmit` send waits for its row
+//! before the abort.
 
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -207,42 +208,75 @@ impl SimSender {
     }
 }
 
-/// Write queued rows in order; a row that cannot be written is logged (by SQLSTATE) and dropped.
+/// Write queued rows in order, every row already queued in one insert; a batch that cannot be
+/// written is logged (by SQLSTATE) and dropped. The log commits asynchronously
+/// (`synchronous_commit = off` for its own transactions only): it must survive the worker's
+/// abort (`crash_after_transmit`), which a commit does at once — only a crash of Postgres
+/// itself could lose its last rows — and so it adds no WAL flush to the sends it runs beside.
 async fn write_log(pool: Pool, mut jobs: mpsc::UnboundedReceiver<LogJob>) {
+    let mut rows = Vec::new();
+    let mut flushes = Vec::new();
     while let Some(job) = jobs.recv().await {
-        match job {
-            LogJob::Flush(done) => {
-                let _ = done.send(());
+        let mut next = Some(job);
+        while let Some(job) = next {
+            match job {
+                LogJob::Row(r) => rows.push(r),
+                LogJob::Flush(done) => flushes.push(done),
             }
-            LogJob::Row(r) => {
-                let written = async {
-                    pool.get()
-                        .await?
-                        .execute(
-                            "insert into sim_transmissions
-                               (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
-                             values ($1, $2, $3, $4, $5, $6, $7, $8)",
-                            &[
-                                &r.account_id,
-                                &r.recipient,
-                                &r.wa_id,
-                                &r.kind,
-                                &r.mime,
-                                &r.size,
-                                &r.ptt,
-                                &r.caption,
-                            ],
-                        )
-                        .await?;
-                    anyhow::Ok(())
-                }
-                .await;
-                if let Err(e) = written {
-                    crate::archive::read::internal("sim: transmission log", &e);
-                }
-            }
+            next = jobs.try_recv().ok();
+        }
+        if !rows.is_empty()
+            && let Err(e) = insert_rows(&pool, &rows).await
+        {
+            crate::archive::read::internal("sim: transmission log", &e);
+        }
+        rows.clear();
+        // Every row queued before these flushes is written now.
+        for done in flushes.drain(..) {
+            let _ = done.send(());
         }
     }
+}
+
+/// One transaction for `rows`, in their order (`seq` follows `unnest`'s order).
+async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
+    let col = |f: fn(&LogRow) -> &str| rows.iter().map(f).collect::<Vec<_>>();
+    let (accounts, recipients, wa_ids) = (
+        col(|r| &r.account_id),
+        col(|r| &r.recipient),
+        col(|r| &r.wa_id),
+    );
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind).collect();
+    let mimes: Vec<Option<&str>> = rows.iter().map(|r| r.mime.as_deref()).collect();
+    let sizes: Vec<Option<i64>> = rows.iter().map(|r| r.size).collect();
+    let ptts: Vec<bool> = rows.iter().map(|r| r.ptt).collect();
+    let captions: Vec<bool> = rows.iter().map(|r| r.caption).collect();
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    tx.batch_execute("set local synchronous_commit = off")
+        .await?;
+    tx.execute(
+        "insert into sim_transmissions
+           (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
+         select a, rc, w, k, m, s, p, c
+           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                       $6::int8[], $7::bool[], $8::bool[])
+                with ordinality as r(a, rc, w, k, m, s, p, c, n)
+          order by n",
+        &[
+            &accounts,
+            &recipients,
+            &wa_ids,
+            &kinds,
+            &mimes,
+            &sizes,
+            &ptts,
+            &captions,
+        ],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 fn attachment(

@@ -1,8 +1,9 @@
 //! The per-request check: a gateway-verified grant becomes a [`Viewer`] only when its connection
 //! exists, is neither revoked nor expired, the token's revision is current, and a `local`
-//! connection is used from loopback. One prepared query per request.
+//! connection is used from loopback. One prepared query per request, on a pooled connection
+//! ([`authorize`]) or on one the caller holds ([`authorize_on`]).
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{GenericClient, Pool};
 use tokio_postgres::types::Json;
 use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
 use wazap_shared::wire::grants::{ReadScope, SendPermission};
@@ -31,7 +32,6 @@ fn rejected() -> RpcError {
 
 /// Authorise one request. Missing grant, unknown connection, revoked, expired, stale revision,
 /// or a `local` connection from a non-loopback client ⇒ `unauthenticated`, all alike.
-#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "authorize"))]
 pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Viewer, RpcError> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");
@@ -41,6 +41,21 @@ pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Vie
         .get()
         .await
         .map_err(|e| internal_error("authorize: database", &e))?;
+    authorize_on(&client, Some(grant)).await
+}
+
+/// [`authorize`] on a connection the caller holds, so it can send another query on it at the
+/// same time (tokio-postgres pipelines them: one round trip for both). The send path looks its
+/// chat up this way; what it found is used only once this check has passed.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "authorize"))]
+pub async fn authorize_on(
+    client: &impl GenericClient,
+    grant: Option<&VerifiedGrant>,
+) -> Result<Viewer, RpcError> {
+    let Some(grant) = grant else {
+        tracing::debug!("rejected: no grant");
+        return Err(rejected());
+    };
     let stmt = client
         .prepare_cached(AUTHORIZE)
         .await

@@ -12,7 +12,7 @@ pub mod connections;
 pub mod keys;
 pub mod permission;
 
-pub use authorize::authorize;
+pub use authorize::{authorize, authorize_on};
 pub use cache::GrantCache;
 pub use connections::{
     ConnectionRow, NewConnection, create_connection, list_connections, revoke_connection,

@@ -17,7 +17,7 @@ use wazap_shared::bus::{Reply, Rpc, encode_reply};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::read::{ListChats, ReadMessages, SearchContacts, SearchGroups};
-use wazap_shared::wire::send::{GetSendStatus, SendMedia, SendMessage, SendVoiceNote};
+use wazap_shared::wire::send::GetSendStatus;
 use wazap_shared::wire::system::{Jwks, Ping};
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -174,13 +174,10 @@ async fn dispatch(
             use wazap_shared::wire::search::GetAttachment;
             granted_read::<GetAttachment>(state, grant, payload, get_attachment::handle).await
         }
-        op::SEND_MESSAGE => {
-            granted::<SendMessage>(state, grant, payload, send_message::handle).await
-        }
-        op::SEND_MEDIA => granted::<SendMedia>(state, grant, payload, send_media::handle).await,
-        op::SEND_VOICE_NOTE => {
-            granted::<SendVoiceNote>(state, grant, payload, send_voice_note::handle).await
-        }
+        // Sends check the grant on the connection that looks the chat up (`send::serve`).
+        op::SEND_MESSAGE => send_message::serve(state, grant, payload).await,
+        op::SEND_MEDIA => send_media::serve(state, grant, payload).await,
+        op::SEND_VOICE_NOTE => send_voice_note::serve(state, grant, payload).await,
         op::GET_SEND_STATUS => {
             granted_read::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }

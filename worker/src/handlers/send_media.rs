@@ -2,6 +2,7 @@
 //! put into the object store; the worker re-checks the rules that need no bytes.
 
 use wazap_shared::RpcError;
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MediaKind, SendMediaRpc, SendResult};
 use wazap_shared::{ErrorCode, wire::send::MAX_TEXT_CHARS};
 
@@ -9,12 +10,27 @@ use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
-/// Send media.
+/// Serve one request: the body checked here, the grant and everything else in [`send::serve`].
+pub async fn serve(
+    state: &AppState,
+    grant: Option<&VerifiedGrant>,
+    payload: &[u8],
+) -> (bytes::Bytes, &'static str) {
+    let req = super::decode::<SendMediaRpc>(payload).and_then(new_send);
+    super::finish(send::serve(state, grant, req).await)
+}
+
+/// Serve one request for a caller already authorised as `viewer`.
 pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SendMediaRpc,
 ) -> Result<SendResult, RpcError> {
+    send::run(state, viewer, new_send(req)?).await
+}
+
+/// The send a valid request asks for (the rules that need no bytes).
+fn new_send(req: SendMediaRpc) -> Result<NewSend, RpcError> {
     send::gates::check_ids(&req.chat_id, &req.request_id)?;
     if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
         return Err(RpcError::invalid("mime_type", "required"));
@@ -51,22 +67,17 @@ pub async fn handle(
             "filename: a document needs a plain file name",
         ));
     }
-    send::run(
-        state,
-        viewer,
-        NewSend {
-            tool: "send_media",
-            chat_id: req.chat_id,
-            request_id: req.request_id,
-            payload: Payload::Media {
-                kind: req.kind,
-                mime_type: req.mime_type,
-                media: req.media,
-                filename: req.filename,
-                caption: req.caption,
-                seconds: req.seconds,
-            },
+    Ok(NewSend {
+        tool: "send_media",
+        chat_id: req.chat_id,
+        request_id: req.request_id,
+        payload: Payload::Media {
+            kind: req.kind,
+            mime_type: req.mime_type,
+            media: req.media,
+            filename: req.filename,
+            caption: req.caption,
+            seconds: req.seconds,
         },
-    )
-    .await
+    })
 }

@@ -47,14 +47,20 @@ pub fn check_request_id(request_id: &str) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// The chat behind `chat_id` when the viewer may read it (else `chat_not_found`, the same as
-/// for a chat that does not exist) and send to it (else `send_not_permitted`). One query: the
-/// chat (of any account, or the chat a merged id now lives in), its JID and the id key.
-pub async fn target(
-    db: &impl GenericClient,
-    viewer: &Viewer,
-    chat_id: &str,
-) -> anyhow::Result<Result<Target, RpcError>> {
+/// A chat as [`lookup`] found it, before the viewer's rights are checked ([`allow`]).
+#[derive(Debug, Clone)]
+pub struct Found {
+    account_id: String,
+    chat_id: String,
+    recipient: String,
+    key: IdKey,
+}
+
+/// The chat behind `chat_id`, in one query: the chat (of any account, or the chat a merged id
+/// now lives in), its JID and the id key. It needs no viewer, so the send path runs it on the
+/// same connection and at the same time as the grant check; [`allow`] then decides.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "send.target"))]
+pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Option<Found>> {
     let stmt = db
         .prepare_cached(
             // The default account's chat or merged id first; another account's only when that
@@ -80,24 +86,35 @@ pub async fn target(
         .query_opt(&stmt, &[&chat_id, &wazap_shared::ids::DEFAULT_ACCOUNT])
         .await?
     else {
-        return Ok(Err(not_found()));
+        return Ok(None);
     };
-    let found_chat: String = row.try_get(1)?;
-    if !viewer.can_read_chat(&found_chat) {
-        return Ok(Err(not_found()));
-    }
-    if !viewer.may_send_to(&found_chat) {
-        return Ok(Err(RpcError::new(
-            ErrorCode::SendNotPermitted,
-            "this connection may not send to this chat; the owner can allow it",
-        )));
-    }
-    Ok(Ok(Target {
+    Ok(Some(Found {
         account_id: row.try_get(0)?,
+        chat_id: row.try_get(1)?,
         recipient: row.try_get(2)?,
         key: IdKey::new(row.try_get::<_, &[u8]>(3)?),
-        chat_id: found_chat,
     }))
+}
+
+/// Where the send goes when the viewer may read the chat [`lookup`] found (else
+/// `chat_not_found`, the same as for a chat that does not exist) and send to it (else
+/// `send_not_permitted`).
+pub fn allow(viewer: &Viewer, found: Option<Found>) -> Result<Target, RpcError> {
+    let Some(found) = found.filter(|f| viewer.can_read_chat(&f.chat_id)) else {
+        return Err(not_found());
+    };
+    if !viewer.may_send_to(&found.chat_id) {
+        return Err(RpcError::new(
+            ErrorCode::SendNotPermitted,
+            "this connection may not send to this chat; the owner can allow it",
+        ));
+    }
+    Ok(Target {
+        account_id: found.account_id,
+        chat_id: found.chat_id,
+        recipient: found.recipient,
+        key: found.key,
+    })
 }
 
 /// The session of `account` must be able to send; else `session_cannot_send` naming the state.
@@ -157,5 +174,41 @@ mod tests {
         );
         assert!(can_send(SyncState::Live) && !can_send(SyncState::Paused));
         assert!(cannot_send(SyncState::Offline).message.contains("offline"));
+    }
+
+    #[test]
+    fn the_lookup_counts_only_for_a_chat_the_viewer_reads_and_may_send_to() {
+        use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
+        let found = |chat: &str| {
+            Some(Found {
+                account_id: "default".into(),
+                chat_id: chat.into(),
+                recipient: "972505550001@s.whatsapp.net".into(),
+                key: IdKey::new(&[7; 32]),
+            })
+        };
+        let viewer = Viewer {
+            connection_id: "conn_1".into(),
+            scope: ReadScope {
+                chats: ChatSelection::Selected {
+                    chats: vec!["c_1".into(), "c_2".into(), "c_x".into()],
+                },
+                since: None,
+                until: None,
+            },
+            send: SendPermission {
+                mode: SendMode::Selected,
+                chats: vec!["c_1".into(), "c_x".into(), "c_3".into()],
+                revision: 1,
+            },
+            excluded_chats: vec!["c_x".into()],
+        };
+        let code = |f| allow(&viewer, f).map(|t| t.chat_id).map_err(|e| e.code);
+        assert_eq!(code(found("c_1")), Ok("c_1".to_owned()));
+        // Readable but not permitted; permitted but outside the scope or excluded; missing.
+        assert_eq!(code(found("c_2")), Err(ErrorCode::SendNotPermitted));
+        assert_eq!(code(found("c_3")), Err(ErrorCode::ChatNotFound));
+        assert_eq!(code(found("c_x")), Err(ErrorCode::ChatNotFound));
+        assert_eq!(code(None), Err(ErrorCode::ChatNotFound));
     }
 }

@@ -1,7 +1,7 @@
 //! The send journal in Postgres (DESIGN §5), per credential (connection id): a row per
 //! `request_id` with the digest of (tool, chat, payload), the recipient and the allocated
 //! WhatsApp id — never the text or the bytes. Every state change commits before the next step,
-//! and the 100,000-key cap is a counter row updated in the reserving transaction.
+//! and the 100,000-key cap is a counter row updated by the reserving statement.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
@@ -154,33 +154,39 @@ pub async fn get(
 }
 
 /// Reserve the key for a hand-over that starts right after, durably, or report the existing
-/// row or a full journal. Simultaneous reservations of one key serialise on its primary key:
-/// exactly one gets [`Reserved::New`]. The row (already `transmitting`: everything that can
-/// fail before the hand-over — gates, media bytes — has been checked, so from this commit on a
-/// crash must read as `outcome_unknown`), the key count (moved only when the row is new) and the
-/// outbox row holding `outbox_text` go in one statement and one commit, inside a transaction
-/// rolled back when the count is at [`JOURNAL_CAP`]. (A separate `reserved` commit before
-/// `transmitting` cost a commit per send and protected nothing: no step lay between them.)
+/// row or a full journal. The row (already `transmitting`: everything that can fail before the
+/// hand-over — gates, media bytes — has been checked, so from this commit on a crash must read
+/// as `outcome_unknown`), the key count and the outbox row holding `outbox_text` are written by
+/// one statement, committed on its own: one round trip, no `BEGIN`/`COMMIT` of their own.
+///
+/// How it stays exact: the statement first locks the credential's counter row (`for update`;
+/// under read committed a waiter then reads the count its predecessor committed), inserts the
+/// row only while the count is below [`JOURNAL_CAP`] (`on conflict do nothing`: simultaneous
+/// reservations of one key serialise on its primary key, exactly one gets [`Reserved::New`]),
+/// and moves the count and writes the outbox row only when the row is new. So a full journal
+/// writes nothing and an existing key counts nothing; neither needs a rollback. (A separate
+/// `reserved` commit before `transmitting` cost a commit per send and protected nothing.)
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.reserve"))]
 pub async fn reserve(
-    db: &mut deadpool_postgres::Client,
+    db: &impl GenericClient,
     r: &Reservation<'_>,
     outbox_text: Option<&str>,
 ) -> anyhow::Result<Reserved> {
-    let tx = db.transaction().await?;
-    let stmt = tx
+    let stmt = db
         .prepare_cached(
-            "with j as (
+            "with c as materialized (
+               select keys from send_journal_keys where connection_id = $1 for update),
+             j as (
                insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
                    digest, recipient, wa_id, message_id, state)
-               values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting')
+               select $1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting'
+                where coalesce((select keys from c), 0) < $10
                on conflict do nothing
                returning 1),
              k as (
                insert into send_journal_keys (connection_id, keys)
                select $1, 1 where exists (select 1 from j)
                on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
-                 where send_journal_keys.keys < $10
                returning 1),
              o as (
                insert into send_outbox
@@ -188,11 +194,10 @@ pub async fn reserve(
                select $1, $2, $4, $5, $9, $11::text
                 where $11::text is not null and exists (select 1 from j)
                returning 1)
-             select exists (select 1 from j), exists (select 1 from k),
-                    (select count(*) from o)",
+             select exists (select 1 from j)",
         )
         .await?;
-    let row = tx
+    let row = db
         .query_one(
             &stmt,
             &[
@@ -210,21 +215,15 @@ pub async fn reserve(
             ],
         )
         .await?;
-    let (inserted, counted): (bool, bool) = (row.try_get(0)?, row.try_get(1)?);
-    if !inserted {
-        // The key exists (a simultaneous call's transaction has committed by now).
-        tx.rollback().await?;
-        return match get(&*db, r.connection_id, r.request_id).await? {
-            Some(e) => Ok(Reserved::Existing(e)),
-            None => anyhow::bail!("a conflicting journal row vanished"),
-        };
+    if row.try_get::<_, bool>(0)? {
+        return Ok(Reserved::New);
     }
-    if !counted {
-        tx.rollback().await?;
-        return Ok(Reserved::Full);
-    }
-    tx.commit().await?;
-    Ok(Reserved::New)
+    // Not inserted: the key exists (a simultaneous call's statement has committed by now, and
+    // this fresh read sees it), or the credential is at the cap.
+    Ok(match get(db, r.connection_id, r.request_id).await? {
+        Some(e) => Reserved::Existing(e),
+        None => Reserved::Full,
+    })
 }
 
 /// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a

@@ -1,15 +1,18 @@
 //! Sending (DESIGN §5): the gates ([`gates`]), the durable idempotent journal ([`journal`]),
 //! media bytes from the object store ([`media`]), the outbox behind `unconfirmed_sends`
-//! ([`outbox`]), start-up recovery ([`recovery`]) and what connectors transmit ([`outbound`]).
+//! ([`outbox`]), start-up recovery ([`recovery`]), what names a send ([`identity`]) and what
+//! connectors transmit ([`outbound`]).
 //!
-//! One send, in order, each step committed before the next: gates → a key already journaled
+//! One send, in order, each step committed before the next: the grant check and the chat
+//! lookup (pipelined on one connection: one round trip) → gates → a key already journaled
 //! replays its saved outcome (never reading media) → media read and verified → reserve the key,
-//! `transmitting`, with its outbox row (one commit) → connector →
+//! `transmitting`, with its outbox row (one statement, one commit) → connector →
 //! `accepted` (on WhatsApp's ack) / `failed` (nothing left) / `outcome_unknown` (anything
 //! after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
 //! wait for its outcome and answer it with `duplicate: true`.
 
 pub mod gates;
+pub mod identity;
 pub mod journal;
 pub mod media;
 pub mod outbound;
@@ -19,13 +22,16 @@ pub mod recovery;
 use std::time::Duration;
 
 use chrono::SubsecRound as _;
-use sha2::{Digest as _, Sha256};
 use tracing::Instrument as _;
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
 
+use self::identity::allocate_wa_id;
+pub use self::identity::digest;
 use self::journal::{Entry, JournalState, Reservation, Reserved};
 use self::outbound::{OutboundContent, OutboundMessage, SendError};
+use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -78,28 +84,96 @@ pub struct NewSend {
     pub payload: Payload,
 }
 
-/// Run one send through the gates, the journal and the connector. A media send holds a
-/// [`media::Lease`] on its object from here to its answer, so no other request deletes the
-/// bytes while this one may still need them.
-pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
-    gates::check_ids(&req.chat_id, &req.request_id)?;
-    let object = match &req.payload {
-        Payload::Text(_) => return send(state, viewer, req).await,
-        Payload::Media { media, .. } | Payload::Voice { media, .. } => media,
+impl Payload {
+    /// Where a media send's bytes are.
+    fn media(&self) -> Option<&MediaRef> {
+        match self {
+            Self::Text(_) => None,
+            Self::Media { media, .. } | Self::Voice { media, .. } => Some(media),
+        }
+    }
+}
+
+/// Serve one send request for `grant`. `req` is the handler's validation of the body: its
+/// error is answered only once the grant is known good (an unauthorised caller learns nothing
+/// from validation). The grant check and the chat lookup share one pooled connection and go out
+/// together (tokio-postgres pipelines them): one round trip, where one after the other cost
+/// two. The lookup needs no viewer, and nothing is decided from it before the grant check
+/// passes.
+pub async fn serve(
+    state: &AppState,
+    grant: Option<&VerifiedGrant>,
+    req: Result<NewSend, RpcError>,
+) -> Result<SendResult, RpcError> {
+    let req = match req.and_then(checked) {
+        Ok(r) => r,
+        Err(e) => {
+            let viewer = grants::authorize(&state.db, grant).await?;
+            state.grants.put(&viewer);
+            return Err(e);
+        }
     };
-    media::check_ref(object)?;
-    let lease = media::Lease::take(&state.subjects, &object.object);
-    let answer = send(state, viewer, req).await;
-    lease.release(&state.nats, &state.subjects).await;
+    let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+    let (viewer, found) = tokio::join!(
+        grants::authorize_on(&db, grant),
+        gates::lookup(&db, &req.chat_id)
+    );
+    let viewer = viewer?;
+    state.grants.put(&viewer);
+    let found = found.map_err(|e| internal(&e))?;
+    leased(state, &viewer, db, found, req).await
+}
+
+/// Run one send for a caller already authorised as `viewer` (the chat is looked up on its own).
+pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
+    let req = checked(req)?;
+    let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+    let found = gates::lookup(&db, &req.chat_id)
+        .await
+        .map_err(|e| internal(&e))?;
+    leased(state, viewer, db, found, req).await
+}
+
+/// The checks every send tool shares: opaque ids, and a well-formed media reference.
+fn checked(req: NewSend) -> Result<NewSend, RpcError> {
+    gates::check_ids(&req.chat_id, &req.request_id)?;
+    req.payload.media().map(media::check_ref).transpose()?;
+    Ok(req)
+}
+
+/// The chat gate, then the send. A media send holds a [`media::Lease`] on its object from
+/// here to its answer, so no other request deletes the bytes while this one may still need
+/// them.
+async fn leased(
+    state: &AppState,
+    viewer: &Viewer,
+    db: deadpool_postgres::Client,
+    found: Option<gates::Found>,
+    req: NewSend,
+) -> Result<SendResult, RpcError> {
+    let lease = req
+        .payload
+        .media()
+        .map(|m| media::Lease::take(&state.subjects, &m.object));
+    let answer = match gates::allow(viewer, found) {
+        Ok(target) => send(state, viewer, db, target, req).await,
+        Err(e) => Err(e),
+    };
+    if let Some(lease) = lease {
+        lease.release(&state.nats, &state.subjects).await;
+    }
     answer
 }
 
-/// Gates → journal (a repeat is answered from it, without the bytes) → media bytes → connector.
-async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
-    let mut db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-    let target = gates::target(&db, viewer, &req.chat_id)
-        .await
-        .map_err(|e| internal(&e))??;
+/// Session gate → journal (a repeat is answered from it, without the bytes) → media bytes →
+/// connector, for a request whose grant and chat passed.
+async fn send(
+    state: &AppState,
+    viewer: &Viewer,
+    mut db: deadpool_postgres::Client,
+    target: gates::Target,
+    req: NewSend,
+) -> Result<SendResult, RpcError> {
     gates::session(state.connector.as_ref(), &target.account_id)?;
     // Media enter the digest by their name (their SHA-256), so no bytes are needed yet.
     let digest = digest(req.tool, &target.chat_id, &req.payload);
@@ -141,7 +215,7 @@ async fn send(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendRes
         Payload::Media { caption, .. } => caption.clone().unwrap_or_default(),
         Payload::Voice { .. } => String::new(),
     };
-    match journal::reserve(&mut db, &r, Some(&outbox_text))
+    match journal::reserve(&db, &r, Some(&outbox_text))
         .await
         .map_err(|e| internal(&e))?
     {
@@ -312,83 +386,6 @@ async fn replay(
     Ok(entry.result(true))
 }
 
-/// SHA-256 over the tool, the chat and the payload, each field length-prefixed (absent and
-/// empty differ). Media enter by their digest, never their bytes.
-pub fn digest(tool: &str, chat_id: &str, payload: &Payload) -> Vec<u8> {
-    let mut h = Sha256::new();
-    let mut put = |b: Option<&[u8]>| match b {
-        None => h.update([0u8]),
-        Some(b) => {
-            h.update([1u8]);
-            h.update((b.len() as u64).to_be_bytes());
-            h.update(b);
-        }
-    };
-    put(Some(tool.as_bytes()));
-    put(Some(chat_id.as_bytes()));
-    match payload {
-        Payload::Text(t) => put(Some(t.as_bytes())),
-        Payload::Media {
-            kind,
-            mime_type,
-            media,
-            filename,
-            caption,
-            seconds,
-        } => {
-            put(Some(format!("{kind:?}").as_bytes()));
-            put(Some(media.object.as_bytes()));
-            put(Some(mime_type.as_bytes()));
-            put(filename.as_deref().map(str::as_bytes));
-            put(caption.as_deref().map(str::as_bytes));
-            put(seconds.map(u32::to_be_bytes).as_ref().map(|s| &s[..]));
-        }
-        Payload::Voice { media, seconds } => {
-            put(Some(media.object.as_bytes()));
-            put(Some(&seconds.to_be_bytes()));
-        }
-    }
-    h.finalize().to_vec()
-}
-
-/// A fresh WhatsApp message id in WhatsApp Web's style (`3EB0` + 18 upper-case hex digits).
-fn allocate_wa_id() -> anyhow::Result<String> {
-    let mut b = [0u8; 9];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    Ok(format!("3EB0{}", hex::encode_upper(b)))
-}
-
 fn internal(e: &anyhow::Error) -> RpcError {
     crate::archive::read::internal(CONTEXT, e)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digests_separate_tool_chat_and_payload() {
-        let t = |s: &str| Payload::Text(s.into());
-        let base = digest("send_message", "c_1", &t("hi"));
-        assert_eq!(base, digest("send_message", "c_1", &t("hi")));
-        assert_ne!(base, digest("send_message", "c_2", &t("hi")));
-        assert_ne!(base, digest("send_message", "c_1", &t("hi!")));
-        let m = |caption: Option<&str>| Payload::Media {
-            kind: MediaKind::Image,
-            mime_type: "image/png".into(),
-            media: MediaRef {
-                object: "ab".into(),
-                size: 1,
-            },
-            filename: None,
-            caption: caption.map(Into::into),
-            seconds: None,
-        };
-        assert_ne!(
-            digest("send_media", "c_1", &m(None)),
-            digest("send_media", "c_1", &m(Some("")))
-        );
-        let id = allocate_wa_id().unwrap();
-        assert!(id.starts_with("3EB0") && id.len() == 22);
-    }
 }
