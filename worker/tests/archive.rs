@@ -21,7 +21,7 @@ use wazap_shared::wire::sim::{
     SimMessage, UpsertContact, UpsertGroup,
 };
 use wazap_shared::wire::{ChatKind, MessageType, SyncState};
-use wazap_worker::archive::{Inbound, IngestOutcome};
+use wazap_worker::archive::{AlsoCommit, Inbound, IngestOutcome};
 use wazap_worker::handlers::{list_chats, read_messages, search_contacts, search_groups};
 
 const ANA: &str = "972501111111";

@@ -2,8 +2,8 @@
 //! `/healthz` and `/readyz`.
 //!
 //! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
-//! limit → bearer auth → [`mcp_endpoint`]: a plain `wait_for_messages` call answered directly,
-//! everything else by rmcp's Streamable HTTP service (stateless, JSON responses).
+//! limit → bearer auth → [`mcp_endpoint`]: a plain `tools/call` of an enabled tool answered
+//! directly, everything else by rmcp's Streamable HTTP service (stateless, JSON responses).
 
 pub(crate) mod api_send;
 pub(crate) mod auth;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::events::spawn_event_publisher;
 use self::ids::IdKey;
 pub use self::model::{ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome};
+pub use self::writer::AlsoCommit;
 use self::writer::{Command, Writer};
 
 /// Messages per history transaction: large enough for set-based speed, small enough that live
@@ -132,13 +133,23 @@ impl Archive {
         account: &str,
         message: Inbound,
     ) -> anyhow::Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>> {
+        self.enqueue_live_with(account, message, None).await
+    }
+
+    /// [`Archive::enqueue_live`] with a statement committed in the same transaction: both
+    /// commit or neither does.
+    pub async fn enqueue_live_with(
+        &self,
+        account: &str,
+        message: Inbound,
+        also: Option<AlsoCommit>,
+    ) -> anyhow::Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>> {
         let (reply, rx) = oneshot::channel();
         self.tx
-            .send(Command::Messages {
+            .send(Command::Live {
                 account: account.to_owned(),
                 messages: vec![message],
-                live: true,
-                last: true,
+                also,
                 reply,
             })
             .await
@@ -160,6 +171,19 @@ impl Archive {
         message: Inbound,
     ) -> anyhow::Result<IngestOutcome> {
         self.enqueue_live(account, message).await?.await
+    }
+
+    /// Store one live message and commit `also` in the same transaction: both commit or
+    /// neither does (a send's `accepted` with its own message).
+    pub async fn ingest_live_with(
+        &self,
+        account: &str,
+        message: Inbound,
+        also: AlsoCommit,
+    ) -> anyhow::Result<IngestOutcome> {
+        self.enqueue_live_with(account, message, Some(also))
+            .await?
+            .await
     }
 
     /// Store a history page, [`BATCH_CHUNK`] messages per transaction; returns how many
@@ -196,7 +220,6 @@ impl Archive {
                 .call(|reply| Command::Messages {
                     account: account.to_owned(),
                     messages: chunk,
-                    live: false,
                     last,
                     reply,
                 })

@@ -5,6 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
+
+use crate::archive::AlsoCommit;
 use wazap_shared::wire::send::{SendResult, SendState};
 
 /// Most keys one credential may hold; the next reservation is `send_journal_full`.
@@ -263,6 +265,33 @@ pub async fn finish(
         "the send was no longer in flight"
     );
     Ok(())
+}
+
+/// `accepted` as a statement the archive commits together with the send's own message
+/// (`Archive::ingest_live_with`): the send is journaled accepted exactly when its message is
+/// archived. The outbox row goes with it. A send no longer in flight changes no row, and the
+/// statement then fails (a division by that zero count), which rolls the message back too.
+pub fn accepted_with_echo(
+    connection_id: &str,
+    request_id: &str,
+    accepted_at: DateTime<Utc>,
+) -> AlsoCommit {
+    AlsoCommit {
+        sql: "with u as (
+                update send_journal set state = 'accepted', accepted_at = $3, updated_at = now()
+                where connection_id = $1 and request_id = $2
+                  and state in ('reserved', 'transmitting')
+                returning connection_id, request_id),
+              d as (
+                delete from send_outbox o using u
+                where o.connection_id = u.connection_id and o.request_id = u.request_id)
+              select 1 / (select count(*) from u)",
+        params: vec![
+            Box::new(connection_id.to_owned()),
+            Box::new(request_id.to_owned()),
+            Box::new(accepted_at),
+        ],
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 //! lookup (pipelined on one connection: one round trip) → gates → a key already journaled
 //! replays its saved outcome (never reading media) → media read and verified → reserve the key,
 //! `transmitting`, with its outbox row (one statement, one commit) → connector →
-//! `accepted` (on WhatsApp's ack) / `failed` (nothing left) / `outcome_unknown` (anything
-//! after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
+//! `accepted` (on WhatsApp's ack, committed with the own message it archives) / `failed`
+//! (nothing left) / `outcome_unknown` (anything after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
 //! wait for its outcome and answer it with `duplicate: true`.
 
 pub mod gates;
@@ -289,16 +289,7 @@ async fn send(
             (JournalState::OutcomeUnknown, None)
         }
     };
-    // The own message enters the archive while `accepted` is journaled; the answer waits for
-    // both commits.
-    let archive_echo = async {
-        if let Some(inbound) = echo
-            && let Err(e) = state.archive.ingest_live(&target.account_id, inbound).await
-        {
-            crate::archive::read::internal("send: own-send echo", &e);
-        }
-    };
-    let (recorded, ()) = tokio::join!(record(state, &r, wanted, accepted_at), archive_echo);
+    let recorded = finish(state, &r, &target.account_id, wanted, accepted_at, echo).await;
     crate::metrics::send(recorded.as_str());
     tracing::info!(
         connection.id = %viewer.connection_id,
@@ -318,6 +309,46 @@ async fn send(
         duplicate: false,
         accepted_at: accepted_at.filter(|_| recorded == JournalState::Accepted),
     })
+}
+
+/// Journal the final state and archive the own message WhatsApp acknowledged. An accepted
+/// send with its message commits both in one writer transaction (one flight of statements,
+/// and an accepted send is always in the archive); should that fail, each is done on its
+/// own, concurrently. The answer waits for both.
+async fn finish(
+    state: &AppState,
+    r: &Reservation<'_>,
+    account_id: &str,
+    wanted: JournalState,
+    accepted_at: Option<chrono::DateTime<chrono::Utc>>,
+    echo: Option<crate::archive::Inbound>,
+) -> JournalState {
+    let echo = match (wanted, accepted_at, echo) {
+        (JournalState::Accepted, Some(at), Some(inbound)) => {
+            let also = journal::accepted_with_echo(r.connection_id, r.request_id, at);
+            match state
+                .archive
+                .ingest_live_with(account_id, inbound.clone(), also)
+                .await
+            {
+                Ok(_) => return JournalState::Accepted,
+                Err(e) => {
+                    crate::archive::read::internal("send: accepted with its own message", &e);
+                    Some(inbound)
+                }
+            }
+        }
+        (_, _, echo) => echo,
+    };
+    let archive_echo = async {
+        if let Some(inbound) = echo
+            && let Err(e) = state.archive.ingest_live(account_id, inbound).await
+        {
+            crate::archive::read::internal("send: own-send echo", &e);
+        }
+    };
+    let (recorded, ()) = tokio::join!(record(state, r, wanted, accepted_at), archive_echo);
+    recorded
 }
 
 /// Journal the final state; what could not be journaled reads as `outcome_unknown` (the row

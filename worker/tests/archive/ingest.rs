@@ -264,3 +264,116 @@ async fn the_search_index_pending_list_is_merged_after_ingest() {
     drop(client);
     h.finish().await;
 }
+
+fn live_text(chat: &str, id: &str, secs: i64) -> Inbound {
+    Inbound {
+        chat_jid: phone(chat),
+        wa_id: id.into(),
+        sender_jid: None,
+        push_name: None,
+        from_me: false,
+        timestamp: at(secs),
+        kind: MessageType::Text,
+        text: format!("live {id}"),
+        target_wa_id: None,
+        edit: false,
+        mentions: vec![],
+        attachment: None,
+    }
+}
+
+#[tokio::test]
+async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
+    let h = Harness::start().await;
+    h.exec("create table also_marks (id text primary key)")
+        .await;
+    let mark = |id: &str| AlsoCommit {
+        sql: "insert into also_marks (id) values ($1)",
+        params: vec![Box::new(id.to_owned())],
+    };
+    // Both commit.
+    let ok = h
+        .archive
+        .ingest_live_with("default", live_text(ANA, "A1", 10), mark("a1"))
+        .await
+        .unwrap();
+    assert!(matches!(ok, IngestOutcome::Stored { .. }), "{ok:?}");
+    // The statement fails (a repeated key): the message is not stored either.
+    let err = h
+        .archive
+        .ingest_live_with("default", live_text(ANA, "A2", 11), mark("a1"))
+        .await;
+    assert!(err.is_err(), "{err:?}");
+    let mut failing = None;
+
+    // Live deliveries queued around a failing one, while a lock on the messages table holds
+    // the writer's first transaction: the writer then takes the queued deliveries as groups,
+    // the failing one among others. Every other delivery is still stored; it is not.
+    let mut locker = h.pool.get().await.unwrap();
+    let lock = locker.transaction().await.unwrap();
+    lock.batch_execute("lock table messages in exclusive mode")
+        .await
+        .unwrap();
+    let mut queued = Vec::new();
+    for i in 0..80 {
+        queued.push(
+            h.archive
+                .enqueue_live("default", live_text(BEN, &format!("B{i}"), 100 + i))
+                .await
+                .unwrap(),
+        );
+        if i == 40 {
+            failing = Some(
+                h.archive
+                    .enqueue_live_with("default", live_text(BEN, "BX", 200), Some(mark("a1")))
+                    .await
+                    .unwrap(),
+            );
+        }
+    }
+    lock.commit().await.unwrap();
+    drop(locker);
+    for q in queued {
+        let o = q.await.unwrap();
+        assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
+    }
+    assert!(failing.unwrap().await.is_err());
+
+    let client = h.pool.get().await.unwrap();
+    let stored: Vec<String> = client
+        .query("select wa_id from messages order by position", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(stored.len(), 81, "A1 and B0..B79");
+    assert!(stored.contains(&"A1".to_owned()));
+    assert!(!stored.iter().any(|w| w == "A2" || w == "BX"));
+    let marks: i64 = client
+        .query_one("select count(*) from also_marks", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(marks, 1);
+    // The connection the failures happened on went back to the pool usable: a later live
+    // message still commits, and chat statistics count every stored message.
+    let o = h
+        .archive
+        .ingest_live("default", live_text(BEN, "B80", 300))
+        .await
+        .unwrap();
+    assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
+    let unread: i32 = client
+        .query_one(
+            "select c.unread_count from chats c
+              where c.chat_id = (select chat_id from messages where wa_id = 'B80')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(unread, 81);
+    drop(client);
+    h.finish().await;
+}

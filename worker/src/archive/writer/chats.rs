@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 
 use crate::archive::ids::IdKey;
 use crate::archive::jid::{Jid, JidKind};
@@ -60,7 +60,7 @@ impl ChatCache {
 pub(crate) type Merged = HashMap<String, Vec<String>>;
 
 /// The merges recorded for `account`.
-pub(crate) async fn load_merged(tx: &Transaction<'_>, account: &str) -> anyhow::Result<Merged> {
+pub(crate) async fn load_merged(tx: &impl GenericClient, account: &str) -> anyhow::Result<Merged> {
     let mut out = Merged::new();
     for r in tx
         .query(
@@ -77,7 +77,7 @@ pub(crate) async fn load_merged(tx: &Transaction<'_>, account: &str) -> anyhow::
 /// Resolve canonical JIDs (direct or group) to chat ids, creating the chats not seen before:
 /// one alias lookup and at most two inserts for the whole set.
 pub(crate) async fn resolve(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     key: &IdKey,
     cache: &mut ChatCache,
     account: &str,
@@ -159,7 +159,7 @@ pub(crate) async fn resolve(
 
 /// Resolve one canonical JID.
 async fn resolve_one(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     key: &IdKey,
     cache: &mut ChatCache,
     account: &str,
@@ -172,7 +172,7 @@ async fn resolve_one(
 
 /// Add or update a contact; with a LID, make both forms one chat. Returns the chat id.
 pub(crate) async fn upsert_contact(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     key: &IdKey,
     cache: &mut ChatCache,
     merged: &mut Merged,
@@ -234,7 +234,7 @@ pub(crate) async fn upsert_contact(
 /// attachments, stories, aliases and contact move into it, and its id is recorded as merged.
 /// Returns the surviving chat id.
 pub(super) async fn merge(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     cache: &mut ChatCache,
     merged: &mut Merged,
     account: &str,
@@ -302,7 +302,7 @@ pub(super) async fn merge(
 
 /// Add or update a group's subject and size. Returns its chat id.
 pub(crate) async fn upsert_group(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     key: &IdKey,
     cache: &mut ChatCache,
     account: &str,
@@ -336,7 +336,7 @@ pub(crate) async fn upsert_group(
 
 /// Record the account's own JID and/or LID; returns its canonical own JIDs.
 pub(crate) async fn set_own(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     jid: Option<&str>,
     lid: Option<&str>,
@@ -363,7 +363,10 @@ pub(crate) async fn set_own(
 }
 
 /// The account's own canonical JIDs (phone JID and LID, where known).
-pub(crate) async fn load_own(tx: &Transaction<'_>, account: &str) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn load_own(
+    tx: &impl GenericClient,
+    account: &str,
+) -> anyhow::Result<Vec<String>> {
     let row = tx
         .query_opt(
             "select own_jid, own_lid from accounts where account_id = $1",

@@ -7,16 +7,19 @@
 
 mod aliases;
 mod chats;
+mod live;
 pub(crate) mod messages;
 pub(crate) mod stats;
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::{Pool, Transaction};
+use deadpool_postgres::{GenericClient, Pool};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::chats::{ChatCache, Merged};
+pub use self::live::AlsoCommit;
+use self::live::Delivery;
 use self::stats::Pending;
 use super::ids::IdKey;
 use super::model::{ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
@@ -29,12 +32,19 @@ type Reply<T> = oneshot::Sender<anyhow::Result<T>>;
 
 /// One unit of work for the writer.
 pub(crate) enum Command {
-    /// Store messages (a live message, or one chunk of history) in one transaction. `last`
-    /// marks the final chunk of a history page (chat statistics are brought up to date).
+    /// Store live messages (grouped with other live deliveries waiting at the same moment),
+    /// with a statement to commit alongside (`live`).
+    Live {
+        account: String,
+        messages: Vec<Inbound>,
+        also: Option<AlsoCommit>,
+        reply: Reply<Vec<IngestOutcome>>,
+    },
+    /// Store one chunk of history in one transaction. `last` marks the final chunk of a
+    /// history page (chat statistics are brought up to date).
     Messages {
         account: String,
         messages: Vec<Inbound>,
-        live: bool,
         last: bool,
         reply: Reply<Vec<IngestOutcome>>,
     },
@@ -131,27 +141,33 @@ impl Writer {
                 },
             };
             match cmd {
-                Command::Messages {
+                Command::Live {
                     account,
                     messages,
-                    live: true,
+                    also,
                     reply,
-                    ..
                 } => {
-                    // Group the live messages already waiting behind this one.
-                    let mut group = vec![(messages, reply)];
-                    let mut total = group[0].0.len();
+                    // Group the live deliveries already waiting behind this one.
+                    let mut total = messages.len();
+                    let mut group = vec![Delivery {
+                        messages,
+                        also,
+                        reply,
+                    }];
                     while total < LIVE_GROUP_MAX {
                         match rx.try_recv() {
-                            Ok(Command::Messages {
+                            Ok(Command::Live {
                                 account: a,
                                 messages,
-                                live: true,
+                                also,
                                 reply,
-                                ..
                             }) if a == account => {
                                 total += messages.len();
-                                group.push((messages, reply));
+                                group.push(Delivery {
+                                    messages,
+                                    also,
+                                    reply,
+                                });
                             }
                             Ok(other) => {
                                 held = Some(other);
@@ -165,11 +181,10 @@ impl Writer {
                 Command::Messages {
                     account,
                     messages,
-                    live: false,
                     last,
                     reply,
                 } => {
-                    let r = self.messages(&account, &messages, false, last).await;
+                    let r = self.messages(&account, &messages, last).await;
                     let _ = reply.send(r);
                 }
                 Command::Contact {
@@ -222,41 +237,10 @@ impl Writer {
         tracing::debug!("archive writer stopped");
     }
 
-    /// Commit a group of live deliveries together and answer each.
-    async fn live_group(
-        &mut self,
-        account: &str,
-        group: Vec<(Vec<Inbound>, Reply<Vec<IngestOutcome>>)>,
-    ) {
-        if group.len() == 1 {
-            let (messages, reply) = group.into_iter().next().expect("one");
-            let r = self.messages(account, &messages, true, true).await;
-            let _ = reply.send(r);
-            return;
-        }
-        let sizes: Vec<usize> = group.iter().map(|(m, _)| m.len()).collect();
-        let (all, replies): (Vec<Vec<Inbound>>, Vec<_>) = group.into_iter().unzip();
-        let all: Vec<Inbound> = all.into_iter().flatten().collect();
-        match self.messages(account, &all, true, true).await {
-            Ok(outcomes) => {
-                let mut it = outcomes.into_iter();
-                for (n, reply) in sizes.into_iter().zip(replies) {
-                    let _ = reply.send(Ok(it.by_ref().take(n).collect()));
-                }
-            }
-            Err(e) => {
-                let msg = format!("{e:#}");
-                for reply in replies {
-                    let _ = reply.send(Err(anyhow::anyhow!("{msg}")));
-                }
-            }
-        }
-    }
-
     /// The account's state, creating the account row and loading it on first use.
     async fn account(
         &mut self,
-        tx: &Transaction<'_>,
+        tx: &impl GenericClient,
         account: &str,
     ) -> anyhow::Result<AccountState> {
         if let Some(a) = self.accounts.get(account) {
@@ -275,16 +259,15 @@ impl Writer {
         Ok(state)
     }
 
-    /// Store messages in one transaction; on failure forget what the transaction may have
-    /// made wrong in memory.
+    /// Store a chunk of history in one transaction; on failure forget what the transaction
+    /// may have made wrong in memory.
     async fn messages(
         &mut self,
         account: &str,
         messages: &[Inbound],
-        live: bool,
         last: bool,
     ) -> anyhow::Result<Vec<IngestOutcome>> {
-        let result = self.messages_tx(account, messages, live, last).await;
+        let result = self.messages_tx(account, messages, last).await;
         if result.is_err() {
             self.forget();
         }
@@ -295,7 +278,6 @@ impl Writer {
         &mut self,
         account: &str,
         messages: &[Inbound],
-        live: bool,
         last: bool,
     ) -> anyhow::Result<Vec<IngestOutcome>> {
         let pool = self.pool.clone();
@@ -317,10 +299,10 @@ impl Writer {
             account,
             own: &state.own,
             excluded: &excluded,
-            live,
+            live: false,
             merged: &state.merged,
         };
-        let written = messages::write(
+        let mut written = messages::write(
             &tx,
             &ctx,
             &mut self.cache,
@@ -331,10 +313,21 @@ impl Writer {
 
         let step = self
             .pending
-            .stage(&tx, account, live, last, written.deltas)
+            .stage(
+                &tx,
+                account,
+                false,
+                last,
+                std::mem::take(&mut written.deltas),
+            )
             .await?;
         tx.commit().await?;
         self.pending.committed(account, step);
+        Ok(self.after_commit(written))
+    }
+
+    /// Count what a committed transaction stored and announce its highest position.
+    fn after_commit(&self, written: messages::Written) -> Vec<IngestOutcome> {
         crate::metrics::archived(
             (written.outcomes.iter())
                 .filter(|o| matches!(o, IngestOutcome::Stored { .. }))
@@ -349,7 +342,7 @@ impl Writer {
                 advance
             });
         }
-        Ok(written.outcomes)
+        written.outcomes
     }
 
     async fn contact(&mut self, account: &str, update: &ContactUpdate) -> anyhow::Result<String> {

@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::{GenericClient, Pool, Transaction};
+use deadpool_postgres::{GenericClient, Pool};
+use tokio_postgres::types::ToSql;
 
 /// History chunks between two flushes (~50,000 messages).
 pub(crate) const FLUSH_CHUNKS: usize = 25;
@@ -86,7 +87,7 @@ impl Pending {
     /// pending ones) or defer them, marking the statistics dirty.
     pub(crate) async fn stage(
         &self,
-        tx: &Transaction<'_>,
+        tx: &impl GenericClient,
         account: &str,
         live: bool,
         last: bool,
@@ -94,16 +95,9 @@ impl Pending {
     ) -> anyhow::Result<Step> {
         let pending = self.per_account.get(account);
         if live {
-            let mut now = Deltas::new();
-            for chat in deltas.keys() {
-                if let Some(p) = pending.and_then(|p| p.get(chat)) {
-                    now.insert(chat.clone(), p.clone());
-                }
-            }
-            let merged_in: Vec<String> = now.keys().cloned().collect();
-            merge_all(&mut now, deltas);
+            let (now, step) = self.live(account, deltas);
             apply(tx, account, &now).await?;
-            return Ok(Step::Live(merged_in));
+            return Ok(step);
         }
         if last || self.chunks + 1 >= FLUSH_CHUNKS {
             let mut all = pending.cloned().unwrap_or_default();
@@ -122,6 +116,21 @@ impl Pending {
             set_dirty(tx, true).await?;
         }
         Ok(Step::Deferred(deltas))
+    }
+
+    /// What a live transaction applies: its `deltas` with the pending deltas of the same
+    /// chats folded in, and the step to record once it commits.
+    pub(crate) fn live(&self, account: &str, deltas: Deltas) -> (Deltas, Step) {
+        let pending = self.per_account.get(account);
+        let mut now = Deltas::new();
+        for chat in deltas.keys() {
+            if let Some(p) = pending.and_then(|p| p.get(chat)) {
+                now.insert(chat.clone(), p.clone());
+            }
+        }
+        let merged_in: Vec<String> = now.keys().cloned().collect();
+        merge_all(&mut now, deltas);
+        (now, Step::Live(merged_in))
     }
 
     /// The transaction that staged `step` committed.
@@ -171,54 +180,83 @@ impl Pending {
 
 /// Apply `deltas` to the chats of `account`, touching only rows that change.
 pub(crate) async fn apply(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     deltas: &Deltas,
 ) -> anyhow::Result<()> {
     if deltas.is_empty() {
         return Ok(());
     }
-    let n = deltas.len();
-    let (mut chat, mut ts, mut pos, mut unread, mut reset, mut push) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for (c, d) in deltas {
-        chat.push(c.as_str());
-        ts.push(d.ts);
-        pos.push(d.position);
-        unread.push(d.unread);
-        reset.push(d.reset);
-        push.push(d.push_name.as_deref());
-    }
-    let stmt = tx
-        .prepare_cached(
-            "update chats c set
-                 last_message_at = greatest(c.last_message_at, u.ts),
-                 last_position = greatest(c.last_position, u.pos),
-                 unread_count = case when u.reset then u.unread else c.unread_count + u.unread end,
-                 push_name = coalesce(u.push_name, c.push_name)
-               from unnest($2::text[], $3::timestamptz[], $4::int8[], $5::int4[], $6::bool[],
-                           $7::text[]) as u(chat_id, ts, pos, unread, reset, push_name)
-              where c.account_id = $1 and c.chat_id = u.chat_id
-                and ((u.ts is not null and (c.last_message_at is null or u.ts > c.last_message_at))
-                  or (u.pos is not null and (c.last_position is null or u.pos > c.last_position))
-                  or u.unread <> 0
-                  or (u.reset and c.unread_count <> 0)
-                  or (u.push_name is not null and u.push_name is distinct from c.push_name))",
-        )
-        .await?;
-    tx.execute(&stmt, &[&account, &chat, &ts, &pos, &unread, &reset, &push])
-        .await?;
+    let stmt = tx.prepare_cached(APPLY).await?;
+    let cols = Columns::of(deltas);
+    tx.execute(&stmt, &cols.params(&account)).await?;
     Ok(())
 }
 
+/// The statement [`apply`] runs, with [`Columns`] as `$2..$7`.
+pub(crate) const APPLY: &str = "update chats c set
+     last_message_at = greatest(c.last_message_at, u.ts),
+     last_position = greatest(c.last_position, u.pos),
+     unread_count = case when u.reset then u.unread else c.unread_count + u.unread end,
+     push_name = coalesce(u.push_name, c.push_name)
+   from unnest($2::text[], $3::timestamptz[], $4::int8[], $5::int4[], $6::bool[],
+               $7::text[]) as u(chat_id, ts, pos, unread, reset, push_name)
+  where c.account_id = $1 and c.chat_id = u.chat_id
+    and ((u.ts is not null and (c.last_message_at is null or u.ts > c.last_message_at))
+      or (u.pos is not null and (c.last_position is null or u.pos > c.last_position))
+      or u.unread <> 0
+      or (u.reset and c.unread_count <> 0)
+      or (u.push_name is not null and u.push_name is distinct from c.push_name))";
+
+/// Deltas as the column arrays of [`APPLY`].
+pub(crate) struct Columns<'a> {
+    chat: Vec<&'a str>,
+    ts: Vec<Option<DateTime<Utc>>>,
+    pos: Vec<Option<i64>>,
+    unread: Vec<i32>,
+    reset: Vec<bool>,
+    push: Vec<Option<&'a str>>,
+}
+
+impl<'a> Columns<'a> {
+    /// The arrays of `deltas`, one element per chat.
+    pub(crate) fn of(deltas: &'a Deltas) -> Self {
+        let n = deltas.len();
+        let mut c = Columns {
+            chat: Vec::with_capacity(n),
+            ts: Vec::with_capacity(n),
+            pos: Vec::with_capacity(n),
+            unread: Vec::with_capacity(n),
+            reset: Vec::with_capacity(n),
+            push: Vec::with_capacity(n),
+        };
+        for (chat, d) in deltas {
+            c.chat.push(chat.as_str());
+            c.ts.push(d.ts);
+            c.pos.push(d.position);
+            c.unread.push(d.unread);
+            c.reset.push(d.reset);
+            c.push.push(d.push_name.as_deref());
+        }
+        c
+    }
+
+    /// [`APPLY`]'s parameters for `account`.
+    pub(crate) fn params<'p>(&'p self, account: &'p &'p str) -> [&'p (dyn ToSql + Sync); 7] {
+        [
+            account,
+            &self.chat,
+            &self.ts,
+            &self.pos,
+            &self.unread,
+            &self.reset,
+            &self.push,
+        ]
+    }
+}
+
 /// Mark (or clear) that chats' statistics lag their messages.
-pub(crate) async fn set_dirty(tx: &Transaction<'_>, dirty: bool) -> anyhow::Result<()> {
+pub(crate) async fn set_dirty(tx: &impl GenericClient, dirty: bool) -> anyhow::Result<()> {
     let stmt = tx
         .prepare_cached("update archive_meta set chat_stats_dirty = $1")
         .await?;

@@ -10,7 +10,7 @@ mod targets;
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 use wazap_shared::wire::MessageType;
 
 use self::rows::{AttachmentRows, MessageRows, Owner, Parsed, StoryRows, TargetUpdate, parse};
@@ -64,7 +64,7 @@ pub(crate) struct Written {
 
 /// Write `messages` inside `tx`, taking positions from `next_position`.
 pub(crate) async fn write(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     ctx: &Ctx<'_>,
     cache: &mut ChatCache,
     next_position: &mut i64,
@@ -229,7 +229,7 @@ pub(crate) async fn write(
 
 /// Inputs already archived under the id of a chat since merged into theirs → that id.
 async fn merged_duplicates(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     ctx: &Ctx<'_>,
     messages: &[Inbound],
     parsed: &[Option<Parsed>],

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
@@ -25,7 +25,7 @@ const INSERT_MESSAGES: &str = "insert into messages (account_id, position, messa
 /// straight to `on conflict do nothing`: for them the savepoint's two extra round trips cost
 /// more than the CPU saved (they sit on the path to a waiting agent's wake-up).
 pub(super) async fn insert_messages(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     rows: &MessageRows<'_>,
     live: bool,
@@ -79,7 +79,7 @@ pub(super) async fn insert_messages(
 
 /// Which of `ids` are archived messages.
 pub(super) async fn existing(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     ids: &[String],
 ) -> anyhow::Result<HashSet<String>> {
@@ -101,7 +101,7 @@ pub(super) async fn existing(
 
 /// Insert stories, skipping ones already archived; returns the ids stored.
 pub(super) async fn insert_stories(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     s: &StoryRows<'_>,
 ) -> anyhow::Result<HashSet<String>> {
@@ -141,7 +141,7 @@ pub(super) async fn insert_stories(
 
 /// Insert attachment rows (idempotent: their ids derive from their message's).
 pub(super) async fn insert_attachments(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     a: &AttachmentRows<'_>,
 ) -> anyhow::Result<()> {
@@ -184,7 +184,7 @@ pub(super) async fn insert_attachments(
 /// Replace the text of the messages `ids` (an edit: `edited`, `#private` and the search
 /// lexemes recomputed by the caller); deleted messages stay deleted. Returns the ids found.
 pub(super) async fn edit(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     ids: &[String],
     text: &[&str],
@@ -212,7 +212,7 @@ pub(super) async fn edit(
 /// Turn the messages `ids` into `deleted` ones: no text, no reactions, no attachment.
 /// Returns the ids found.
 pub(super) async fn delete(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     ids: &[String],
 ) -> anyhow::Result<HashSet<String>> {
@@ -244,7 +244,7 @@ pub(super) async fn delete(
 /// Fold reaction changes into their targets: `changes[i]` (`[{"sender","emoji"}]`, one per
 /// sender, an empty emoji removing that sender's reaction) applies to message `ids[i]`.
 pub(super) async fn react(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     account: &str,
     ids: &[String],
     changes: &[serde_json::Value],

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 
 use super::rows::{MessageRows, TargetUpdate};
 use super::{Ctx, store};
@@ -15,7 +15,7 @@ use crate::archive::private::has_private_tag;
 /// Apply edits or deletes to their targets, the latest per target winning. Returns, per
 /// update, the target's id when it is archived.
 pub(super) async fn apply_targets(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     ctx: &Ctx<'_>,
     messages: &[Inbound],
     updates: &[TargetUpdate<'_>],
@@ -69,7 +69,7 @@ pub(super) async fn apply_targets(
 /// Fold newly stored reactions into their targets (one per sender, the latest winning; an
 /// empty emoji removes the sender's reaction).
 pub(super) async fn apply_reactions(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     ctx: &Ctx<'_>,
     messages: &[Inbound],
     rows: &MessageRows<'_>,
