@@ -377,3 +377,59 @@ async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     drop(client);
     h.finish().await;
 }
+
+#[tokio::test]
+async fn a_live_message_follows_a_policy_changed_since_the_last_one() {
+    let h = Harness::start().await;
+    let first = h
+        .archive
+        .ingest_live("default", live_text(BEN, "P1", 10))
+        .await
+        .unwrap();
+    let IngestOutcome::Stored { message_id, .. } = first else {
+        panic!("{first:?}");
+    };
+    let client = h.pool.get().await.unwrap();
+    let ben: String = client
+        .query_one(
+            "select chat_id from messages where message_id = $1",
+            &[&message_id],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    // The owner excludes the chat behind the writer's back (the writer read the policy with
+    // the first message): the next message of that chat is not stored, others still are.
+    h.exec(&format!(
+        "update archive_policy set excluded_chats = array['{ben}']"
+    ))
+    .await;
+    let o = h
+        .archive
+        .ingest_live("default", live_text(BEN, "P2", 11))
+        .await
+        .unwrap();
+    assert_eq!(o, IngestOutcome::Excluded);
+    let o = h
+        .archive
+        .ingest_live("default", live_text(ANA, "P3", 12))
+        .await
+        .unwrap();
+    assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
+    h.exec("update archive_policy set excluded_chats = '{}'")
+        .await;
+    let o = h
+        .archive
+        .ingest_live("default", live_text(BEN, "P4", 13))
+        .await
+        .unwrap();
+    assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
+    let n: i64 = client
+        .query_one("select count(*) from messages where chat_id = $1", &[&ben])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2, "P1 and P4");
+    drop(client);
+    h.finish().await;
+}

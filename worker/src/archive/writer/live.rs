@@ -1,11 +1,12 @@
 //! The live path: messages that someone may be waiting on (a `wait_for_messages` wake-up, a
 //! send's answer). Consecutive live deliveries share one transaction, and the transaction's
-//! round trips are pipelined on the writer's connection: `BEGIN` goes out with the archive
-//! policy read, and the chat statistics, any [`AlsoCommit`] statements and `COMMIT` go out
-//! together — three round trips for a plain message where one statement after the other cost
-//! five. Statements that ride together are each prepared beforehand, so they reach Postgres in
-//! the order written; a failed statement leaves the transaction aborted and its `COMMIT` rolls
-//! back.
+//! round trips are pipelined on the writer's connection: `BEGIN`, the archive policy read and
+//! the writes go out together, written on the policy as last read (a policy changed since
+//! rolls them back and they go again); then the chat statistics, any [`AlsoCommit`]
+//! statements and `COMMIT` go out together — two round trips for a plain message where one
+//! statement after the other cost five. Statements that ride together reach Postgres in the
+//! order written (each is prepared, or sent, before the next); a failed statement leaves the
+//! transaction aborted and its `COMMIT` rolls back.
 
 use std::collections::HashSet;
 
@@ -18,6 +19,14 @@ use super::{Reply, Writer};
 use crate::archive::model::{Inbound, IngestOutcome};
 
 const POLICY: &str = "select excluded_chats from archive_policy";
+
+/// The excluded chats in a policy row.
+fn excluded(row: Option<tokio_postgres::Row>) -> HashSet<String> {
+    row.map(|r| r.get::<_, Vec<String>>(0))
+        .unwrap_or_default()
+        .into_iter()
+        .collect()
+}
 
 /// One statement committed in the same transaction as a live delivery. It must raise an error
 /// when it cannot do its part (e.g. divide by the number of rows it changed), which rolls the
@@ -112,30 +121,41 @@ impl Writer {
         messages: &[Inbound],
         also: &[&AlsoCommit],
     ) -> anyhow::Result<(messages::Written, Step)> {
-        let policy = client.prepare_cached(POLICY).await?;
-        let (begun, excluded) = tokio::join!(
-            biased;
-            client.batch_execute("begin"),
-            client.query_opt(&policy, &[])
-        );
-        begun?;
-        let excluded: HashSet<String> = excluded?
-            .map(|r| r.get::<_, Vec<String>>(0))
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
         let db = client;
         let state = self.account(db, account).await?;
-        let ctx = messages::Ctx {
-            key: &self.key,
-            account,
-            own: &state.own,
-            excluded: &excluded,
-            live: true,
-            merged: &state.merged,
+        let policy = db.prepare_cached(POLICY).await?;
+        if self.excluded.is_none() {
+            self.excluded = Some(excluded(db.query_opt(&policy, &[]).await?));
+        }
+        // The writes go out with BEGIN and the policy read, on the policy last seen; a policy
+        // changed since rolls them back and they go again on the new one (rare: an owner edit).
+        let mut written = loop {
+            let cached = self.excluded.take().unwrap_or_default();
+            let ctx = messages::Ctx {
+                key: &self.key,
+                account,
+                own: &state.own,
+                excluded: &cached,
+                live: true,
+                merged: &state.merged,
+            };
+            let (begun, fresh, written) = tokio::join!(
+                biased;
+                db.batch_execute("begin"),
+                db.query_opt(&policy, &[]),
+                messages::write(db, &ctx, &mut self.cache, &mut self.next_position, messages)
+            );
+            begun?;
+            let fresh = excluded(fresh?);
+            let current = fresh == cached;
+            self.excluded = Some(fresh);
+            if current {
+                break written?;
+            }
+            db.batch_execute("rollback").await?;
+            // Rows and chats the rolled-back writes made are not there.
+            self.cache.clear();
         };
-        let mut written =
-            messages::write(db, &ctx, &mut self.cache, &mut self.next_position, messages).await?;
         let (now, step) = self
             .pending
             .live(account, std::mem::take(&mut written.deltas));

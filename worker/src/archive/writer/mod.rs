@@ -98,6 +98,8 @@ pub(crate) struct Writer {
     cache: ChatCache,
     accounts: HashMap<String, AccountState>,
     pending: Pending,
+    /// The archive policy's excluded chats as the live path last read them (`live`).
+    excluded: Option<HashSet<String>>,
 }
 
 impl Writer {
@@ -116,6 +118,7 @@ impl Writer {
             cache: ChatCache::default(),
             accounts: HashMap::new(),
             pending: Pending::default(),
+            excluded: None,
         }
     }
 
