@@ -384,10 +384,20 @@ fn unknown_undecryptable_stories_system_and_newsletters() {
         }),
         message_timestamp: Some(ts().timestamp() as u64),
         message_stub_type: Some(wa::web_message_info::StubType::GROUP_CHANGE_SUBJECT),
+        message_stub_parameters: vec!["Family".into()],
         ..Default::default()
     };
     let s = from_history(GROUP, &stub).expect("a system notice");
     assert_eq!((s.kind, s.timestamp), (MessageType::System, ts()));
+    assert_eq!(s.text, "Group name changed to “Family”");
+    // Members are counted, never written by number.
+    let added = wa::WebMessageInfo {
+        message_stub_type: Some(wa::web_message_info::StubType::GROUP_PARTICIPANT_ADD),
+        message_stub_parameters: vec![BOB.into(), "972509999999@s.whatsapp.net".into()],
+        ..stub.clone()
+    };
+    let s = from_history(GROUP, &added).expect("a system notice");
+    assert_eq!(s.text, "2 members added");
 
     let news = from_live(
         &text("news"),

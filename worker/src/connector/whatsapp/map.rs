@@ -4,6 +4,7 @@
 //! ([`media::MediaParams`]) so `get_attachment` can fetch them later. Pure: no client, no I/O.
 
 mod content;
+mod stub;
 
 use chrono::{DateTime, TimeZone as _, Utc};
 use wazap_shared::wire::MessageType;
@@ -85,11 +86,14 @@ pub fn from_history(chat: &str, web: &wa::WebMessageInfo) -> Option<Inbound> {
         .unwrap_or_default();
     let content = match web.message.as_option() {
         Some(m) => content(m)?,
-        None if web.message_stub_type.is_some() => Content {
-            kind: Some(MessageType::System),
-            ..Content::default()
+        None => match web.message_stub_type {
+            Some(stub) => Content {
+                kind: Some(MessageType::System),
+                text: stub::words(stub, &web.message_stub_parameters),
+                ..Content::default()
+            },
+            None => return None,
         },
-        None => return None,
     };
     Some(envelope(
         &chat_jid,
