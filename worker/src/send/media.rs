@@ -5,8 +5,9 @@
 //!
 //! One object can serve several requests at once: identical repeats of one `request_id`, or the
 //! same photo sent to several chats (the gateway stores both under the same name). Each request
-//! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only when
-//! the last lease is released, so no in-flight request loses bytes it may still need. What the
+//! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only
+//! [`GRACE`] after the last lease is released with none taken since, so no request in flight or
+//! on its way loses bytes it may still need. What the
 //! worker never deletes (a lease dropped without release, a failed delete) goes with the
 //! bucket's 1 h TTL.
 
@@ -24,6 +25,11 @@ use wazap_shared::{ErrorCode, RpcError};
 
 /// Longest wait for the object store to hand over one object's bytes.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long an object outlives the last request that named it: a request naming the same
+/// bytes may still be on its way (the same photo sent to two chats from two gateways, a repeat
+/// sent again at once), and would find them gone.
+pub const GRACE: Duration = Duration::from_secs(1);
 
 /// In-flight requests per (bucket, object name).
 static LEASES: LazyLock<Mutex<HashMap<(String, String), usize>>> = LazyLock::new(Default::default);
@@ -48,13 +54,21 @@ impl Lease {
         Self { key: Some(key) }
     }
 
-    /// Give the claim back; the last request holding the name deletes the object (best
-    /// effort: the bucket's TTL removes what this misses).
+    /// Give the claim back. When it was the last, the object is deleted after [`GRACE`]
+    /// unless another request has claimed the name meanwhile (best effort: the bucket's TTL
+    /// removes what this misses).
     pub async fn release(mut self, nats: &async_nats::Client, subjects: &Subjects) {
         if let Some(key) = self.key.take()
             && forget(&key)
         {
-            discard(nats, subjects, &key.1).await;
+            let (nats, subjects) = (nats.clone(), subjects.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(GRACE).await;
+                let claimed = LEASES.lock().expect("media lease lock").contains_key(&key);
+                if !claimed {
+                    discard(&nats, &subjects, &key.1).await;
+                }
+            });
         }
     }
 }

@@ -10,7 +10,7 @@ use wazap_tests::fixtures::jpeg_b64;
 use wazap_tests::post_raw;
 
 use super::Sending;
-use super::media::{exists, put};
+use super::media::{exists, gone, put};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eight_identical_media_calls_through_the_gateway_share_one_outcome() -> anyhow::Result<()> {
@@ -106,11 +106,17 @@ async fn one_object_serves_simultaneous_repeats_and_other_chats_then_goes() -> a
     );
     assert_ne!(other[0].message_id, repeats[0].message_id);
     assert_eq!(s.transmissions().await?.len(), 2);
-    // Every request ended: the last one deleted the bytes.
-    assert!(!exists(&s, &m.object).await?);
+    // A request naming the same bytes right after the last one ended still finds them (one
+    // on its way when the others finished would have lost them before the grace period).
+    assert!(exists(&s, &m.object).await?);
+    let late = send(&s, photo(&s.other, "k-3", m.clone())).await?;
+    assert_eq!((late.state, late.duplicate), (SendState::Accepted, false));
+    assert_eq!(s.transmissions().await?.len(), 3);
+    // Every request ended: the bytes go after the grace period.
+    assert!(gone(&s, &m.object).await?);
     // A later repeat needs no bytes at all: the journal answers it.
     let again = send(&s, photo(&s.chat, "k-1", m.clone())).await?;
     assert!(again.duplicate && again.message_id == repeats[0].message_id);
-    assert_eq!(s.transmissions().await?.len(), 2);
+    assert_eq!(s.transmissions().await?.len(), 3);
     Ok(())
 }
