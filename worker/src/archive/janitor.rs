@@ -1,5 +1,6 @@
 //! The search index's janitor: moves the full-text index's pending entries into the index
-//! proper, on a connection of its own, right after the writer commits.
+//! proper, on a connection of its own, after the writer commits (beside bulk ingest, or once
+//! live messages pause).
 //!
 //! Why: `messages_search` is a GIN index with `fastupdate`, so an insert only appends its
 //! words to a pending list, and whichever backend finds that list over
@@ -17,19 +18,40 @@ use deadpool_postgres::Pool;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+/// Messages committed since the last cleaning that make the janitor clean at once (a history
+/// chunk is 2,000): bulk ingest gets its list merged beside every chunk.
+const EAGER: i64 = 1_000;
+/// Quiet after the last commit before fewer messages are cleaned: live messages trickle in
+/// one by one, and cleaning right after each would put a second backend's work (and its WAL
+/// flush) beside the wake-up and the answer that the commit is about to cause.
+const QUIET: Duration = Duration::from_millis(500);
 /// Rest between two cleanings: commits arriving meanwhile are cleaned together.
 const PAUSE: Duration = Duration::from_millis(20);
 
-/// Clean the search index's pending list after commits (`committed` moves) until `shutdown`.
+/// Clean the search index's pending list after commits (`committed` moves) until `shutdown`:
+/// at once when [`EAGER`] messages are waiting, else after [`QUIET`] without a commit.
 pub(crate) fn spawn(pool: Pool, mut committed: watch::Receiver<i64>, shutdown: CancellationToken) {
     tokio::spawn(async move {
         let mut failing = false;
+        let mut cleaned = *committed.borrow_and_update();
         loop {
             tokio::select! {
                 biased;
                 () = shutdown.cancelled() => break,
                 changed = committed.changed() => if changed.is_err() { break },
             }
+            loop {
+                if *committed.borrow_and_update() - cleaned >= EAGER {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    () = shutdown.cancelled() => return,
+                    changed = committed.changed() => if changed.is_err() { return },
+                    () = tokio::time::sleep(QUIET) => break,
+                }
+            }
+            cleaned = *committed.borrow();
             match clean(&pool).await {
                 Ok(pages) => {
                     failing = false;
