@@ -290,15 +290,7 @@ impl Writer {
         let step = self.pending.stage(&tx, account, live, true, deltas).await?;
         tx.commit().await?;
         self.pending.committed(account, step);
-        if let Some(p) = written.max_position {
-            self.committed.send_if_modified(|c| {
-                let advance = p > *c;
-                if advance {
-                    *c = p;
-                }
-                advance
-            });
-        }
+        self.after_commit(written);
         tracing::info!(
             replaced = order.len(),
             "undecryptable placeholders replaced by the resent messages"
