@@ -6,9 +6,9 @@
 //! One object can serve several requests at once: identical repeats of one `request_id`, or the
 //! same photo sent to several chats (the gateway stores both under the same name). Each request
 //! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only
-//! [`GRACE`] after the last lease is released with none taken since, so no request in flight or
-//! on its way loses bytes it may still need. What the
-//! worker never deletes (a lease dropped without release, a failed delete) goes with the
+//! [`GRACE`] after the last lease is released, with none taken and the bytes not put again since,
+//! so no request in flight or on its way loses bytes it may still need. What the worker never
+//! deletes (a lease dropped without release, a failed delete) goes with the
 //! bucket's 1 h TTL.
 
 use std::collections::HashMap;
@@ -28,7 +28,8 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long an object outlives the last request that named it: a request naming the same
 /// bytes may still be on its way (the same photo sent to two chats from two gateways, a repeat
-/// sent again at once), and would find them gone.
+/// sent again at once), and would find them gone. A request that puts the bytes again makes a
+/// new object, which the delete of an older request's release leaves alone.
 pub const GRACE: Duration = Duration::from_secs(1);
 
 /// In-flight requests per (bucket, object name).
@@ -54,19 +55,33 @@ impl Lease {
         Self { key: Some(key) }
     }
 
-    /// Give the claim back. When it was the last, the object is deleted after [`GRACE`]
-    /// unless another request has claimed the name meanwhile (best effort: the bucket's TTL
-    /// removes what this misses).
+    /// Give the claim back. When it was the last, the object is deleted after [`GRACE`], if no
+    /// request has claimed the name meanwhile and the object is still the one stored now (a
+    /// request on its way puts the bytes again under the same name, as a new object), best
+    /// effort: the bucket's TTL removes what this misses.
     pub async fn release(mut self, nats: &async_nats::Client, subjects: &Subjects) {
         if let Some(key) = self.key.take()
             && forget(&key)
         {
             let (nats, subjects) = (nats.clone(), subjects.clone());
             tokio::spawn(async move {
+                let Ok(store) = jetstream::new(nats)
+                    .get_object_store(subjects.media_bucket())
+                    .await
+                else {
+                    return;
+                };
+                let Ok(now) = store.info(&key.1).await else {
+                    return;
+                };
                 tokio::time::sleep(GRACE).await;
                 let claimed = LEASES.lock().expect("media lease lock").contains_key(&key);
-                if !claimed {
-                    discard(&nats, &subjects, &key.1).await;
+                let same = store.info(&key.1).await.is_ok_and(|i| i.nuid == now.nuid);
+                if !claimed
+                    && same
+                    && let Err(e) = store.delete(&key.1).await
+                {
+                    tracing::debug!(error = %e, "media object not deleted");
                 }
             });
         }
@@ -175,19 +190,6 @@ async fn read(
         return Err(invalid("the bytes do not match their size and digest"));
     }
     Ok(Bytes::from(data))
-}
-
-/// Delete the object (best effort: the bucket's short TTL removes what this misses).
-async fn discard(nats: &async_nats::Client, subjects: &Subjects, object: &str) {
-    let js = jetstream::new(nats.clone());
-    match js.get_object_store(subjects.media_bucket()).await {
-        Ok(store) => {
-            if let Err(e) = store.delete(object).await {
-                tracing::debug!(error = %e, "media object not deleted");
-            }
-        }
-        Err(e) => tracing::debug!(error = %e, "media bucket not available for delete"),
-    }
 }
 
 #[cfg(test)]

@@ -120,3 +120,29 @@ async fn one_object_serves_simultaneous_repeats_and_other_chats_then_goes() -> a
     assert_eq!(s.transmissions().await?.len(), 3);
     Ok(())
 }
+
+#[tokio::test]
+async fn bytes_put_again_after_a_send_outlive_its_delayed_delete() -> anyhow::Result<()> {
+    use base64::Engine as _;
+    let s = Sending::start().await?;
+    let jpeg = base64::engine::general_purpose::STANDARD.decode(jpeg_b64(20, 20))?;
+    let m = put(&s, &jpeg, None).await?;
+    let first = send(&s, photo(&s.chat, "p-1", m.clone())).await?;
+    assert_eq!(first.state, SendState::Accepted);
+    // A second request's gateway puts the same bytes again (a new object under the same name)
+    // and its call is slow to arrive: past the first send's grace period.
+    let again = put(&s, &jpeg, None).await?;
+    assert_eq!(again.object, m.object);
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    assert!(
+        exists(&s, &m.object).await?,
+        "the first send's delete left the new object"
+    );
+    let second = send(&s, photo(&s.other, "p-2", again)).await?;
+    assert_eq!(
+        (second.state, second.duplicate),
+        (SendState::Accepted, false)
+    );
+    assert!(gone(&s, &m.object).await?);
+    Ok(())
+}
