@@ -105,8 +105,36 @@ pub async fn handle(
         ));
     };
 
-    let chat = read::find_chat(&db, requested.as_deref(), &chat_ref)
-        .await
+    // The common read, the latest page of a chat named by its own id, goes out in one flight
+    // with the chat lookup, guessing that the id names that very chat in the account asked for
+    // (else the default one). Nothing read on the guess is used unless the lookup confirms it
+    // and the viewer may read the chat; a wrong guess reads again below.
+    let guess = match (&chat_ref, &req.before) {
+        (ChatRef::Opaque(id), None) => Some((
+            requested
+                .clone()
+                .unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned()),
+            id.clone(),
+        )),
+        _ => None,
+    };
+    let (chat, guessed) = match &guess {
+        Some((acc, id)) => {
+            let (chat, page, unconfirmed) = tokio::join!(
+                read::find_chat(&db, requested.as_deref(), &chat_ref),
+                messages::page(&db, viewer, acc, id, None, types, limit),
+                crate::send::outbox::unconfirmed(&db, &viewer.connection_id, acc, id),
+            );
+            let confirmed =
+                matches!(&chat, Ok(Some(c)) if c.account_id == *acc && c.chat_id == *id);
+            (chat, confirmed.then_some((page, unconfirmed)))
+        }
+        None => (
+            read::find_chat(&db, requested.as_deref(), &chat_ref).await,
+            None,
+        ),
+    };
+    let chat = chat
         .map_err(|e| read::internal(CONTEXT, &e))?
         .filter(|c| viewer.can_read_chat(&c.chat_id))
         .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
@@ -120,12 +148,18 @@ pub async fn handle(
         ),
         None => None,
     };
-    // Both on one connection at once: tokio-postgres pipelines them, one round trip for two.
-    let (mut found, unconfirmed) = tokio::try_join!(
-        messages::page(&db, viewer, &account, &chat_id, anchor, types, limit),
-        crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id),
-    )
-    .map_err(|e| read::internal(CONTEXT, &e))?;
+    let (found, unconfirmed) = match guessed {
+        Some((page, unconfirmed)) => (page, unconfirmed),
+        // Both on one connection at once: tokio-postgres pipelines them, one round trip for two.
+        None => tokio::join!(
+            messages::page(&db, viewer, &account, &chat_id, anchor, types, limit),
+            crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id),
+        ),
+    };
+    let (mut found, unconfirmed) = (
+        found.map_err(|e| read::internal(CONTEXT, &e))?,
+        unconfirmed.map_err(|e| read::internal(CONTEXT, &e))?,
+    );
     let mut older = None;
     if anchor.is_some() && (found.len() as u32) < limit {
         // The archive ran out: ask the phone, without holding a connection while it answers.
