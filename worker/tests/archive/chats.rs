@@ -309,3 +309,60 @@ async fn search_contacts_and_groups() {
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     h.finish().await;
 }
+
+#[tokio::test]
+async fn a_chat_merged_in_the_middle_of_a_history_page_keeps_its_statistics() {
+    let h = Harness::start().await;
+    let lid = "11112222333344@lid";
+    // The phone form's chat exists first, so the LID form's chat is the one merged away.
+    inject(&h, text(&phone(ANA), "P0", at(1), "hello")).await;
+    let start = *h.archive.committed().borrow();
+    // A history page of the LID form, newest first (as WhatsApp sends history), five chunks.
+    let page: Vec<Inbound> = (0..10_000i64)
+        .map(|i| Inbound {
+            chat_jid: lid.into(),
+            wa_id: format!("H{i}"),
+            sender_jid: None,
+            push_name: None,
+            from_me: false,
+            timestamp: at(1_000_000 - i),
+            kind: MessageType::Text,
+            text: format!("history {i}"),
+            target_wa_id: None,
+            edit: false,
+            mentions: vec![],
+            attachment: None,
+        })
+        .collect();
+    let archive = h.archive.clone();
+    let ingest = tokio::spawn(async move { archive.ingest_batch("default", page).await });
+    // Once the first chunk (with the page's newest messages) is in, the contact links the forms.
+    let mut committed = h.archive.committed();
+    committed
+        .wait_for(|p| *p >= start + 2_000)
+        .await
+        .expect("the writer runs");
+    let kept = contact(&h, &phone(ANA), Some(lid), "Ana").await;
+    assert_eq!(ingest.await.unwrap().unwrap(), 10_000);
+
+    let client = h.pool.get().await.unwrap();
+    let row = client
+        .query_one(
+            "select c.last_message_at, c.last_position,
+                    (select max(ts) from messages m where m.chat_id = c.chat_id),
+                    (select max(position) from messages m where m.chat_id = c.chat_id),
+                    (select count(*) from chats)
+               from chats c where c.chat_id = $1",
+            &[&kept],
+        )
+        .await
+        .unwrap();
+    let (last_at, last_pos): (Option<chrono::DateTime<Utc>>, Option<i64>) =
+        (row.get(0), row.get(1));
+    assert_eq!(row.get::<_, i64>(4), 1, "one chat for the person");
+    assert_eq!(last_at, Some(at(1_000_000)), "the page's newest message");
+    assert_eq!(last_at, row.get(2));
+    assert_eq!(last_pos, row.get(3));
+    drop(client);
+    h.finish().await;
+}

@@ -146,6 +146,7 @@ impl Writer {
             .await?;
         }
         tx.commit().await?;
+        self.repoint_pending(account);
         tracing::debug!(pairs = valid.len(), changed, "LID and phone forms linked");
         Ok(changed)
     }

@@ -369,7 +369,16 @@ impl Writer {
         let chat =
             chats::upsert_contact(&tx, &self.key, &mut self.cache, merged, account, update).await?;
         tx.commit().await?;
+        self.repoint_pending(account);
         Ok(chat)
+    }
+
+    /// After a commit that may have merged chats: history deltas still pending for a chat
+    /// merged away belong to the chat that absorbed it (the other row is gone).
+    fn repoint_pending(&mut self, account: &str) {
+        if let Some(state) = self.accounts.get(account) {
+            self.pending.repoint(account, &state.merged);
+        }
     }
 
     async fn group(&mut self, account: &str, update: &GroupUpdate) -> anyhow::Result<String> {

@@ -133,6 +133,26 @@ impl Pending {
         (now, Step::Live(merged_in))
     }
 
+    /// Fold the pending deltas of chats merged away into the chats that absorbed them
+    /// (`merged`: kept chat → chats merged into it).
+    pub(crate) fn repoint(&mut self, account: &str, merged: &HashMap<String, Vec<String>>) {
+        let Some(pending) = self.per_account.get_mut(account) else {
+            return;
+        };
+        for (keep, gone) in merged {
+            for g in gone {
+                if let Some(d) = pending.remove(g) {
+                    match pending.get_mut(keep) {
+                        Some(e) => e.merge(d),
+                        None => {
+                            pending.insert(keep.clone(), d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The transaction that staged `step` committed.
     pub(crate) fn committed(&mut self, account: &str, step: Step) {
         match step {
