@@ -45,6 +45,25 @@ fn req(chat: &str) -> ReadMessagesRequest {
     }
 }
 
+/// A plain text message from the other person of `chat_jid`, `secs` after the test's epoch,
+/// for the archive API directly.
+fn plain(chat_jid: &str, wa_id: &str, secs: i64) -> Inbound {
+    Inbound {
+        chat_jid: chat_jid.into(),
+        wa_id: wa_id.into(),
+        sender_jid: None,
+        push_name: None,
+        from_me: false,
+        timestamp: at(secs),
+        kind: MessageType::Text,
+        text: format!("text {wa_id}"),
+        target_wa_id: None,
+        edit: false,
+        mentions: vec![],
+        attachment: None,
+    }
+}
+
 async fn inject(h: &Harness, m: SimMessage) -> String {
     let ack = h
         .sim(sim_op::INJECT_MESSAGE, &InjectMessage { message: m })

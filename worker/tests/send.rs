@@ -158,3 +158,71 @@ async fn handlers_send_and_report_through_the_sim() {
     assert!(!stored.contains("on my way"));
     h.finish().await;
 }
+
+#[tokio::test]
+async fn accepted_commits_with_the_own_message_or_neither_does() {
+    use wazap_worker::archive::{Inbound, IngestOutcome};
+    use wazap_worker::send::journal::accepted_with_echo;
+    let h = Harness::start().await;
+    h.exec(
+        "insert into send_journal (connection_id, request_id, tool, account_id, chat_id, digest,
+             recipient, wa_id, message_id, state)
+         values ('conn_a', 'flying', 'send_message', 'default', 'c_1', '\\x01', 'x', 'W1', 'm_1', 'transmitting'),
+                ('conn_a', 'ended', 'send_message', 'default', 'c_1', '\\x02', 'x', 'W2', 'm_2', 'failed');
+         insert into send_outbox (connection_id, request_id, account_id, chat_id, message_id, text)
+         values ('conn_a', 'flying', 'default', 'c_1', 'm_1', 'on my way');",
+    )
+    .await;
+    let own = |wa: &str| Inbound {
+        chat_jid: phone("972501111111"),
+        wa_id: wa.into(),
+        sender_jid: None,
+        push_name: None,
+        from_me: true,
+        timestamp: chrono::Utc::now(),
+        kind: wazap_shared::wire::MessageType::Text,
+        text: "on my way".into(),
+        target_wa_id: None,
+        edit: false,
+        mentions: vec![],
+        attachment: None,
+    };
+    let at = chrono::Utc::now();
+    // In flight: accepted, the outbox row gone, the message archived — in one commit.
+    let o = h
+        .archive
+        .ingest_live_with(
+            "default",
+            own("W1"),
+            accepted_with_echo("conn_a", "flying", at),
+        )
+        .await
+        .expect("accepted with its message");
+    assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
+    // No longer in flight: nothing commits, the message included.
+    let e = h
+        .archive
+        .ingest_live_with(
+            "default",
+            own("W2"),
+            accepted_with_echo("conn_a", "ended", at),
+        )
+        .await;
+    assert!(e.is_err(), "{e:?}");
+    let client = h.pool.get().await.expect("db");
+    let row = client
+        .query_one(
+            "select (select string_agg(request_id || '=' || state, ',' order by request_id)
+                       from send_journal),
+                    (select count(*) from send_outbox),
+                    (select string_agg(wa_id, ',' order by wa_id) from messages)",
+            &[],
+        )
+        .await
+        .expect("state");
+    assert_eq!(row.get::<_, String>(0), "ended=failed,flying=accepted");
+    assert_eq!(row.get::<_, i64>(1), 0);
+    assert_eq!(row.get::<_, String>(2), "W1");
+    drop(client);
+    h.finish().await;
+}

@@ -228,6 +228,21 @@ pub async fn reserve(
     })
 }
 
+/// Moves a send still in flight to a final state (`$3`, with `$4` its acceptance time);
+/// `accepted` and `failed` drop the outbox row with it. A send no longer in flight changes no
+/// row and the statement fails (a division by that zero count), so it also serves inside a
+/// transaction that must not commit without it ([`accepted_with_echo`]).
+const FINISH: &str = "with u as (
+       update send_journal set state = $3, accepted_at = $4, updated_at = now()
+       where connection_id = $1 and request_id = $2
+         and state in ('reserved', 'transmitting')
+       returning connection_id, request_id),
+     d as (
+       delete from send_outbox o using u
+       where $3 <> 'outcome_unknown'
+         and o.connection_id = u.connection_id and o.request_id = u.request_id)
+     select 1 / (select count(*) from u)";
+
 /// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a
 /// transmitting send. `accepted` and `failed` drop the outbox row in the same statement.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.finish"))]
@@ -239,57 +254,36 @@ pub async fn finish(
     accepted_at: Option<DateTime<Utc>>,
 ) -> anyhow::Result<()> {
     debug_assert!(state.is_final());
-    let stmt = db
-        .prepare_cached(
-            "with u as (
-               update send_journal set state = $3, accepted_at = $4, updated_at = now()
-               where connection_id = $1 and request_id = $2
-                 and state in ('reserved', 'transmitting')
-               returning connection_id, request_id),
-             d as (
-               delete from send_outbox o using u
-               where $3 <> 'outcome_unknown'
-                 and o.connection_id = u.connection_id and o.request_id = u.request_id
-               returning 1)
-             select (select count(*) from u), (select count(*) from d)",
-        )
-        .await?;
-    let row = db
-        .query_one(
-            &stmt,
-            &[&connection_id, &request_id, &state.as_str(), &accepted_at],
-        )
-        .await?;
-    anyhow::ensure!(
-        row.try_get::<_, i64>(0)? == 1,
-        "the send was no longer in flight"
-    );
+    let stmt = db.prepare_cached(FINISH).await?;
+    db.query_one(
+        &stmt,
+        &[&connection_id, &request_id, &state.as_str(), &accepted_at],
+    )
+    .await
+    .map_err(|e| match e.code() {
+        Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) => {
+            anyhow::anyhow!("the send was no longer in flight")
+        }
+        _ => e.into(),
+    })?;
     Ok(())
 }
 
 /// `accepted` as a statement the archive commits together with the send's own message
 /// (`Archive::ingest_live_with`): the send is journaled accepted exactly when its message is
-/// archived. The outbox row goes with it. A send no longer in flight changes no row, and the
-/// statement then fails (a division by that zero count), which rolls the message back too.
+/// archived, and neither commits for a send no longer in flight.
 pub fn accepted_with_echo(
     connection_id: &str,
     request_id: &str,
     accepted_at: DateTime<Utc>,
 ) -> AlsoCommit {
     AlsoCommit {
-        sql: "with u as (
-                update send_journal set state = 'accepted', accepted_at = $3, updated_at = now()
-                where connection_id = $1 and request_id = $2
-                  and state in ('reserved', 'transmitting')
-                returning connection_id, request_id),
-              d as (
-                delete from send_outbox o using u
-                where o.connection_id = u.connection_id and o.request_id = u.request_id)
-              select 1 / (select count(*) from u)",
+        sql: FINISH,
         params: vec![
             Box::new(connection_id.to_owned()),
             Box::new(request_id.to_owned()),
-            Box::new(accepted_at),
+            Box::new(JournalState::Accepted.as_str()),
+            Box::new(Some(accepted_at)),
         ],
     }
 }

@@ -8,8 +8,9 @@
 //! replays its saved outcome (never reading media) → media read and verified → reserve the key,
 //! `transmitting`, with its outbox row (one statement, one commit) → connector →
 //! `accepted` (on WhatsApp's ack, committed with the own message it archives) / `failed`
-//! (nothing left) / `outcome_unknown` (anything after the hand-over) → answer. Simultaneous calls with one key: one reserves, the others
-//! wait for its outcome and answer it with `duplicate: true`.
+//! (nothing left) / `outcome_unknown` (anything after the hand-over) → answer. Simultaneous
+//! calls with one key: one reserves, the others wait for its outcome and answer it with
+//! `duplicate: true`.
 
 pub mod gates;
 pub mod identity;

@@ -319,20 +319,7 @@ async fn a_chat_merged_in_the_middle_of_a_history_page_keeps_its_statistics() {
     let start = *h.archive.committed().borrow();
     // A history page of the LID form, newest first (as WhatsApp sends history), five chunks.
     let page: Vec<Inbound> = (0..10_000i64)
-        .map(|i| Inbound {
-            chat_jid: lid.into(),
-            wa_id: format!("H{i}"),
-            sender_jid: None,
-            push_name: None,
-            from_me: false,
-            timestamp: at(1_000_000 - i),
-            kind: MessageType::Text,
-            text: format!("history {i}"),
-            target_wa_id: None,
-            edit: false,
-            mentions: vec![],
-            attachment: None,
-        })
+        .map(|i| plain(lid, &format!("H{i}"), 1_000_000 - i))
         .collect();
     let archive = h.archive.clone();
     let ingest = tokio::spawn(async move { archive.ingest_batch("default", page).await });

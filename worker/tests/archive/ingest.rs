@@ -265,23 +265,6 @@ async fn the_search_index_pending_list_is_merged_after_ingest() {
     h.finish().await;
 }
 
-fn live_text(chat: &str, id: &str, secs: i64) -> Inbound {
-    Inbound {
-        chat_jid: phone(chat),
-        wa_id: id.into(),
-        sender_jid: None,
-        push_name: None,
-        from_me: false,
-        timestamp: at(secs),
-        kind: MessageType::Text,
-        text: format!("live {id}"),
-        target_wa_id: None,
-        edit: false,
-        mentions: vec![],
-        attachment: None,
-    }
-}
-
 #[tokio::test]
 async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     let h = Harness::start().await;
@@ -294,14 +277,14 @@ async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     // Both commit.
     let ok = h
         .archive
-        .ingest_live_with("default", live_text(ANA, "A1", 10), mark("a1"))
+        .ingest_live_with("default", plain(&phone(ANA), "A1", 10), mark("a1"))
         .await
         .unwrap();
     assert!(matches!(ok, IngestOutcome::Stored { .. }), "{ok:?}");
     // The statement fails (a repeated key): the message is not stored either.
     let err = h
         .archive
-        .ingest_live_with("default", live_text(ANA, "A2", 11), mark("a1"))
+        .ingest_live_with("default", plain(&phone(ANA), "A2", 11), mark("a1"))
         .await;
     assert!(err.is_err(), "{err:?}");
     let mut failing = None;
@@ -318,14 +301,14 @@ async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     for i in 0..80 {
         queued.push(
             h.archive
-                .enqueue_live("default", live_text(BEN, &format!("B{i}"), 100 + i))
+                .enqueue_live("default", plain(&phone(BEN), &format!("B{i}"), 100 + i))
                 .await
                 .unwrap(),
         );
         if i == 40 {
             failing = Some(
                 h.archive
-                    .enqueue_live_with("default", live_text(BEN, "BX", 200), Some(mark("a1")))
+                    .enqueue_live_with("default", plain(&phone(BEN), "BX", 200), Some(mark("a1")))
                     .await
                     .unwrap(),
             );
@@ -360,7 +343,7 @@ async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     // message still commits, and chat statistics count every stored message.
     let o = h
         .archive
-        .ingest_live("default", live_text(BEN, "B80", 300))
+        .ingest_live("default", plain(&phone(BEN), "B80", 300))
         .await
         .unwrap();
     assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
@@ -383,7 +366,7 @@ async fn a_live_message_follows_a_policy_changed_since_the_last_one() {
     let h = Harness::start().await;
     let first = h
         .archive
-        .ingest_live("default", live_text(BEN, "P1", 10))
+        .ingest_live("default", plain(&phone(BEN), "P1", 10))
         .await
         .unwrap();
     let IngestOutcome::Stored { message_id, .. } = first else {
@@ -406,13 +389,13 @@ async fn a_live_message_follows_a_policy_changed_since_the_last_one() {
     .await;
     let o = h
         .archive
-        .ingest_live("default", live_text(BEN, "P2", 11))
+        .ingest_live("default", plain(&phone(BEN), "P2", 11))
         .await
         .unwrap();
     assert_eq!(o, IngestOutcome::Excluded);
     let o = h
         .archive
-        .ingest_live("default", live_text(ANA, "P3", 12))
+        .ingest_live("default", plain(&phone(ANA), "P3", 12))
         .await
         .unwrap();
     assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");
@@ -420,7 +403,7 @@ async fn a_live_message_follows_a_policy_changed_since_the_last_one() {
         .await;
     let o = h
         .archive
-        .ingest_live("default", live_text(BEN, "P4", 13))
+        .ingest_live("default", plain(&phone(BEN), "P4", 13))
         .await
         .unwrap();
     assert!(matches!(o, IngestOutcome::Stored { .. }), "{o:?}");

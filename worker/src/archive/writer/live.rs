@@ -60,10 +60,7 @@ impl Writer {
     pub(super) async fn live_group(&mut self, account: &str, group: Vec<Delivery>) {
         if group.len() == 1 {
             let d = group.into_iter().next().expect("one");
-            let r = self
-                .live(account, &d.messages, &d.also.iter().collect::<Vec<_>>())
-                .await;
-            let _ = d.reply.send(r);
+            self.alone(account, d).await;
             return;
         }
         let all: Vec<Inbound> = group.iter().flat_map(|d| d.messages.clone()).collect();
@@ -79,13 +76,17 @@ impl Writer {
             Err(e) => {
                 tracing::warn!(error = %format!("{e:#}"), deliveries = group.len(), "live group failed; retrying each delivery alone");
                 for d in group {
-                    let r = self
-                        .live(account, &d.messages, &d.also.iter().collect::<Vec<_>>())
-                        .await;
-                    let _ = d.reply.send(r);
+                    self.alone(account, d).await;
                 }
             }
         }
+    }
+
+    /// Commit one delivery in a transaction of its own and answer it.
+    async fn alone(&mut self, account: &str, d: Delivery) {
+        let also: Vec<&AlsoCommit> = d.also.iter().collect();
+        let r = self.live(account, &d.messages, &also).await;
+        let _ = d.reply.send(r);
     }
 
     /// One live transaction; on failure, forget what it may have made wrong in memory.
@@ -116,12 +117,11 @@ impl Writer {
 
     async fn live_tx(
         &mut self,
-        client: &deadpool_postgres::Object,
+        db: &deadpool_postgres::Object,
         account: &str,
         messages: &[Inbound],
         also: &[&AlsoCommit],
     ) -> anyhow::Result<(messages::Written, Step)> {
-        let db = client;
         let state = self.account(db, account).await?;
         let policy = db.prepare_cached(POLICY).await?;
         if self.excluded.is_none() {
@@ -174,7 +174,7 @@ impl Writer {
         let params = cols.params(&account);
         let stats_fut = async {
             match &apply {
-                Some(stmt) => client.execute(stmt, &params).await.map(|_| ()),
+                Some(stmt) => db.execute(stmt, &params).await.map(|_| ()),
                 None => Ok(()),
             }
         };
@@ -184,13 +184,13 @@ impl Writer {
                 .iter()
                 .map(|p| p.as_ref() as &(dyn ToSql + Sync))
                 .collect();
-            async move { client.execute(stmt, &params).await }
+            async move { db.execute(stmt, &params).await }
         }));
         let (applied, changed, committed) = tokio::join!(
             biased;
             stats_fut,
             also_fut,
-            client.batch_execute("commit")
+            db.batch_execute("commit")
         );
         applied?;
         for c in changed {
