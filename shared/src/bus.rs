@@ -126,6 +126,19 @@ pub async fn call<R: Rpc>(
     decode_reply::<R::Response>(&msg.payload)
 }
 
+/// Wait until the NATS server has processed every command this client sent before, e.g. an
+/// unsubscribe: a request to a subject nobody serves is answered "no responders" only after
+/// the server has read what came before it on this connection. Returns whether that answer came
+/// (within 5 s); a worker stopping uses it so that, once it has stopped, callers are told at
+/// once that no worker answers instead of waiting out their deadline.
+pub async fn server_caught_up(client: &Client) -> bool {
+    let req = async_nats::Request::new().timeout(Some(Duration::from_secs(5)));
+    match client.send_request(client.new_inbox(), req).await {
+        Err(e) => e.kind() == async_nats::RequestErrorKind::NoResponders,
+        Ok(_) => false,
+    }
+}
+
 /// Decode a reply envelope; a body that is not one is `internal`.
 pub fn decode_reply<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
     serde_json::from_slice::<Reply<T>>(payload)

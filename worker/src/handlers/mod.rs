@@ -72,9 +72,13 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
             },
         }
     };
-    // No new deliveries; requests already handed to this worker still get their answers.
-    if let Err(e) = sub.unsubscribe().await {
+    // No new deliveries; requests already handed to this worker still get their answers. Once
+    // the server has taken the unsubscribe, a new request is refused at once ("no responders",
+    // `worker_unavailable`) rather than routed to a worker that will not answer it.
+    if let Err(e) = sub.drain().await {
         tracing::warn!(error = %e, "unsubscribe failed");
+    } else if !wazap_shared::bus::server_caught_up(&state.nats).await {
+        tracing::warn!("NATS did not confirm the unsubscribe");
     }
     let drain = async {
         while let Some(msg) = sub.next().await {
