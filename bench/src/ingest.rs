@@ -33,6 +33,8 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
     let pool = wazap_worker::db::pool(url, 4)?;
     wazap_worker::db::migrate(&pool).await?;
     let shutdown = CancellationToken::new();
+    // As in the worker: statistics refreshed while the archive grows from empty.
+    wazap_worker::db::statistics::spawn(pool.clone(), shutdown.clone());
     let archive = Archive::start(pool.clone(), shutdown.clone()).await?;
 
     let (source, busy_jid, offered) = match &args.jsonl {

@@ -41,6 +41,8 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         tracing::info!("shut down before Postgres came up");
         return Ok(());
     }
+    // Plans cached while a table was still small must not outlive its growth.
+    db::statistics::spawn(pool.clone(), services.clone());
     let archive = Archive::start(pool.clone(), services.clone())
         .await
         .context("archive")?;

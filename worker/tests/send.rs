@@ -226,3 +226,78 @@ async fn accepted_commits_with_the_own_message_or_neither_does() {
     drop(client);
     h.finish().await;
 }
+
+/// A key lookup prepared while the journal was small keeps the sequential scan Postgres chose
+/// then, however large the journal grows, until something invalidates the plan: the
+/// statistics refresh does so once the journal has changed by more than it held.
+#[tokio::test]
+async fn a_plan_made_on_a_small_journal_does_not_outlive_its_growth() {
+    let h = Harness::start().await;
+    let rows = |from: i32, to: i32| {
+        format!(
+            "insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
+                 digest, recipient, wa_id, message_id, state)
+             select 'conn_a', 'r' || i, 'send_message', 'default', 'c_1', '\\x01', 'x',
+                    'W' || i, 'm_' || i, 'accepted'
+               from generate_series({from}, {to}) i"
+        )
+    };
+    // What autovacuum leaves after the first few sends: statistics of a one-page table.
+    h.exec(&format!("{}; analyze send_journal", rows(1, 60)))
+        .await;
+    let client = h.pool.get().await.expect("db");
+    client
+        .batch_execute(
+            "prepare lookup(text, text) as
+               select state from send_journal where connection_id = $1 and request_id = $2",
+        )
+        .await
+        .expect("prepare");
+    let plan = async || {
+        // Past the five custom plans, Postgres settles on its generic one.
+        for _ in 0..6 {
+            client
+                .batch_execute("execute lookup('conn_a', 'r7')")
+                .await
+                .expect("execute");
+        }
+        let lines = client
+            .query("explain execute lookup('conn_a', 'r7')", &[])
+            .await
+            .expect("explain");
+        lines
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(plan().await.contains("Seq Scan on send_journal"));
+    h.exec(&rows(61, 20_000)).await;
+    assert!(
+        plan().await.contains("Seq Scan on send_journal"),
+        "the cached plan outlives the growth by itself"
+    );
+
+    // Postgres publishes the change counters about once a second.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let analyzed = wazap_worker::db::statistics::refresh(&h.pool)
+            .await
+            .expect("refresh");
+        if analyzed.contains(&"send_journal".to_owned()) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never analyzed");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let after = plan().await;
+    assert!(after.contains("Index Scan"), "{after}");
+    // A settled journal is not analyzed again.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let again = wazap_worker::db::statistics::refresh(&h.pool)
+        .await
+        .expect("refresh");
+    assert!(!again.contains(&"send_journal".to_owned()), "{again:?}");
+    drop(client);
+    h.finish().await;
+}

@@ -1,6 +1,8 @@
 //! The Postgres pool and the embedded migrations, applied at start (waiting for Postgres) and by
 //! `wazap-worker migrate`.
 
+pub mod statistics;
+
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
