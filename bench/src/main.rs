@@ -2,6 +2,10 @@
 //! tools end to end through `/mcp` (gateway → NATS → worker → Postgres) with an MCP client.
 //! Prints a table and writes the figures as JSON. DESIGN §11 holds the budgets.
 
+/// The allocator the worker and gateway binaries use, so in-process figures match them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod dataset;
 mod ingest;
