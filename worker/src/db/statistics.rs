@@ -17,7 +17,7 @@ use deadpool_postgres::Pool;
 use tokio_util::sync::CancellationToken;
 
 /// The tables checked: what reads, live ingest and sends look up by key while they grow.
-pub const TABLES: &[&str] = &[
+const TABLES: &[&str] = &[
     "messages",
     "attachments",
     "chats",
