@@ -416,3 +416,88 @@ async fn a_live_message_follows_a_policy_changed_since_the_last_one() {
     drop(client);
     h.finish().await;
 }
+
+#[tokio::test]
+async fn a_live_message_archived_already_is_a_duplicate_and_counted_once() {
+    let h = Harness::start().await;
+    let first = h
+        .archive
+        .ingest_live("default", plain(&phone(ANA), "D1", 10))
+        .await
+        .unwrap();
+    let IngestOutcome::Stored { message_id, .. } = first else {
+        panic!("{first:?}");
+    };
+    // Delivered again on its own: the writer knows the chat and plans the message as new;
+    // Postgres refuses that and the ordinary path finds the copy.
+    let again = h
+        .archive
+        .ingest_live("default", plain(&phone(ANA), "D1", 10))
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        IngestOutcome::Duplicate {
+            message_id: message_id.clone()
+        }
+    );
+    // And inside a group of live deliveries (queued while a lock holds the writer): the new
+    // ones around it are stored, the copy is not.
+    let mut locker = h.pool.get().await.unwrap();
+    let lock = locker.transaction().await.unwrap();
+    lock.batch_execute("lock table messages in exclusive mode")
+        .await
+        .unwrap();
+    let blocker = h
+        .archive
+        .enqueue_live("default", plain(&phone(ANA), "D2", 11))
+        .await
+        .unwrap();
+    let mut queued = Vec::new();
+    for wa in ["D3", "D1", "D4"] {
+        queued.push(
+            h.archive
+                .enqueue_live("default", plain(&phone(ANA), wa, 12))
+                .await
+                .unwrap(),
+        );
+    }
+    lock.commit().await.unwrap();
+    drop(locker);
+    assert!(matches!(
+        blocker.await.unwrap(),
+        IngestOutcome::Stored { .. }
+    ));
+    let outcomes: Vec<IngestOutcome> = futures::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        matches!(outcomes[0], IngestOutcome::Stored { .. }),
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes[1], IngestOutcome::Duplicate { message_id });
+    assert!(
+        matches!(outcomes[2], IngestOutcome::Stored { .. }),
+        "{outcomes:?}"
+    );
+    // The refused flight's statistics went with it: unread counts each stored message once.
+    let client = h.pool.get().await.unwrap();
+    let row = client
+        .query_one(
+            "select c.unread_count, c.last_position, (select count(*) from messages m
+                     where m.chat_id = c.chat_id), (select max(position) from messages m
+                     where m.chat_id = c.chat_id)
+               from chats c where c.chat_id = (select chat_id from messages where wa_id = 'D1')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (unread, last, stored, max): (i32, i64, i64, i64) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    assert_eq!((i64::from(unread), last), (stored, max));
+    assert_eq!(stored, 4, "D1 to D4");
+    drop(client);
+    h.finish().await;
+}

@@ -22,7 +22,7 @@ pub(crate) struct ChatCache {
 }
 
 impl ChatCache {
-    fn get(&self, account: &str, jid: &str) -> Option<&String> {
+    pub(super) fn get(&self, account: &str, jid: &str) -> Option<&String> {
         self.map.get(account)?.get(jid)
     }
 

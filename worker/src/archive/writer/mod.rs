@@ -99,7 +99,7 @@ pub(crate) struct Writer {
     accounts: HashMap<String, AccountState>,
     pending: Pending,
     /// The archive policy's excluded chats as the live path last read them (`live`).
-    excluded: Option<HashSet<String>>,
+    excluded: Option<live::Policy>,
 }
 
 impl Writer {

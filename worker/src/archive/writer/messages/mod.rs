@@ -4,6 +4,7 @@
 //! reactions are archived and folded into their targets, status messages become stories, and
 //! excluded chats are never stored. Chat statistics come back as deltas for the writer to apply.
 
+pub(crate) mod planned;
 mod rows;
 mod store;
 mod targets;

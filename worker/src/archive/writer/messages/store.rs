@@ -9,8 +9,9 @@ use tokio_postgres::types::ToSql;
 
 use super::rows::{AttachmentRows, MessageRows, StoryRows};
 
-/// The columns of a message insert, after `account_id`.
-const INSERT_MESSAGES: &str = "insert into messages (account_id, position, message_id, chat_id,
+/// A plain insert of message rows ([`message_params`]).
+pub(super) const INSERT_MESSAGES: &str =
+    "insert into messages (account_id, position, message_id, chat_id,
          wa_id, sender_jid, sender_chat_id, sender_name, ts, kind, text, from_me, private,
          reply_to, mentions_me, edited, lexemes)
      select $1, * from unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[],
@@ -33,25 +34,7 @@ pub(super) async fn insert_messages(
     if rows.len() == 0 {
         return Ok(HashSet::new());
     }
-    let params: [&(dyn ToSql + Sync); 17] = [
-        &account,
-        &rows.position,
-        &rows.message_id,
-        &rows.chat_id,
-        &rows.wa_id,
-        &rows.sender_jid,
-        &rows.sender_chat_id,
-        &rows.sender_name,
-        &rows.ts,
-        &rows.kind,
-        &rows.text,
-        &rows.from_me,
-        &rows.private,
-        &rows.reply_to,
-        &rows.mentions_me,
-        &rows.edited,
-        &rows.lexemes,
-    ];
+    let params = message_params(&account, rows);
     if !live {
         let plain = tx.prepare_cached(INSERT_MESSAGES).await?;
         tx.batch_execute("savepoint insert_messages").await?;
@@ -75,6 +58,32 @@ pub(super) async fn insert_messages(
         .await?;
     let stored = tx.query(&stmt, &params).await?;
     Ok(stored.iter().map(|r| r.get::<_, i64>(0)).collect())
+}
+
+/// [`INSERT_MESSAGES`]'s parameters for `rows` of `account`.
+pub(super) fn message_params<'p>(
+    account: &'p &'p str,
+    rows: &'p MessageRows<'_>,
+) -> [&'p (dyn ToSql + Sync); 17] {
+    [
+        account,
+        &rows.position,
+        &rows.message_id,
+        &rows.chat_id,
+        &rows.wa_id,
+        &rows.sender_jid,
+        &rows.sender_chat_id,
+        &rows.sender_name,
+        &rows.ts,
+        &rows.kind,
+        &rows.text,
+        &rows.from_me,
+        &rows.private,
+        &rows.reply_to,
+        &rows.mentions_me,
+        &rows.edited,
+        &rows.lexemes,
+    ]
 }
 
 /// Which of `ids` are archived messages.
@@ -139,7 +148,17 @@ pub(super) async fn insert_stories(
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-/// Insert attachment rows (idempotent: their ids derive from their message's).
+/// An idempotent insert of attachment rows (their ids derive from their message's), with
+/// [`attachment_params`].
+pub(super) const INSERT_ATTACHMENTS: &str = "insert into attachments (account_id, attachment_id,
+         message_id, chat_id, story, kind, mime_type, filename, size, seconds, ts, thumbnail,
+         media, data)
+     select $1, * from unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::text[],
+         $7::text[], $8::text[], $9::int8[], $10::int4[], $11::timestamptz[],
+         $12::bytea[], $13::jsonb[], $14::bytea[])
+     on conflict do nothing";
+
+/// Insert attachment rows.
 pub(super) async fn insert_attachments(
     tx: &impl GenericClient,
     account: &str,
@@ -148,37 +167,32 @@ pub(super) async fn insert_attachments(
     if a.attachment_id.is_empty() {
         return Ok(());
     }
-    let stmt = tx
-        .prepare_cached(
-            "insert into attachments (account_id, attachment_id, message_id, chat_id, story, kind,
-                 mime_type, filename, size, seconds, ts, thumbnail, media, data)
-             select $1, * from unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::text[],
-                 $7::text[], $8::text[], $9::int8[], $10::int4[], $11::timestamptz[],
-                 $12::bytea[], $13::jsonb[], $14::bytea[])
-             on conflict do nothing",
-        )
-        .await?;
-    tx.execute(
-        &stmt,
-        &[
-            &account,
-            &a.attachment_id,
-            &a.message_id,
-            &a.chat_id,
-            &a.story,
-            &a.kind,
-            &a.mime_type,
-            &a.filename,
-            &a.size,
-            &a.seconds,
-            &a.ts,
-            &a.thumbnail,
-            &a.media,
-            &a.data,
-        ],
-    )
-    .await?;
+    let stmt = tx.prepare_cached(INSERT_ATTACHMENTS).await?;
+    tx.execute(&stmt, &attachment_params(&account, a)).await?;
     Ok(())
+}
+
+/// [`INSERT_ATTACHMENTS`]' parameters for rows `a` of `account`.
+pub(super) fn attachment_params<'p>(
+    account: &'p &'p str,
+    a: &'p AttachmentRows<'_>,
+) -> [&'p (dyn ToSql + Sync); 14] {
+    [
+        account,
+        &a.attachment_id,
+        &a.message_id,
+        &a.chat_id,
+        &a.story,
+        &a.kind,
+        &a.mime_type,
+        &a.filename,
+        &a.size,
+        &a.seconds,
+        &a.ts,
+        &a.thumbnail,
+        &a.media,
+        &a.data,
+    ]
 }
 
 /// Replace the text of the messages `ids` (an edit: `edited`, `#private` and the search
