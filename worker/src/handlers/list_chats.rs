@@ -32,17 +32,20 @@ pub async fn handle(
         return Err(RpcError::invalid("query", "at most 256 characters"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
+    let account = read::account_name(req.account_id.as_deref())?;
     let q = ChatQuery {
         query: req.query,
         kind: req.kind,
         limit,
         before: req.before,
     };
-    let rows = read::chats::list(&db, viewer, &account, &q)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?
-        .ok_or_else(|| RpcError::invalid("before", "not a chat of this listing"))?;
+    let list = async {
+        read::chats::list(&db, viewer, &account, &q)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))?
+            .ok_or_else(|| RpcError::invalid("before", "not a chat of this listing"))
+    };
+    let rows = read::in_account(&db, &account, CONTEXT, list).await?;
     let can_send = state.connector.can_send();
     Ok(ListChatsResponse {
         account_id: account,

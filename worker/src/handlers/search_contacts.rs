@@ -23,10 +23,13 @@ pub async fn handle(
     let text = read::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
-    let rows = read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+    let account = read::account_name(req.account_id.as_deref())?;
+    let search = async {
+        read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))
+    };
+    let rows = read::in_account(&db, &account, CONTEXT, search).await?;
     Ok(SearchContactsResponse {
         account_id: account,
         contacts: rows

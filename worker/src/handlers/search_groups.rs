@@ -20,10 +20,13 @@ pub async fn handle(
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = read::query(&req.query, "part of a group's name")?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account(&db, req.account_id.as_deref(), CONTEXT).await?;
-    let rows = read::chats::search_groups(&db, viewer, &account, text, limit)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+    let account = read::account_name(req.account_id.as_deref())?;
+    let search = async {
+        read::chats::search_groups(&db, viewer, &account, text, limit)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))
+    };
+    let rows = read::in_account(&db, &account, CONTEXT, search).await?;
     Ok(SearchGroupsResponse {
         account_id: account,
         groups: rows

@@ -41,34 +41,48 @@ pub async fn handle(
         return Err(RpcError::invalid("before", "expected a message_id"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    let (account, chat) = scope_chat(
-        &db,
-        viewer,
-        req.account_id.as_deref(),
-        req.chat_id.as_deref(),
-        CONTEXT,
-    )
-    .await?;
-    let before = match &req.before {
-        Some(b) => {
-            let (ts, pos) = search::message_anchor(&db, viewer, &account, b)
-                .await
-                .map_err(|e| read::internal(CONTEXT, &e))?
-                .ok_or_else(|| RpcError::invalid("before", "not a message you can read"))?;
-            Some((ts, Before::Position(pos)))
+    // Without a chat, the account is checked in the same flight as the search.
+    let (account, chat, unchecked) = match req.chat_id.as_deref() {
+        Some(_) => {
+            let (account, chat) = scope_chat(
+                &db,
+                viewer,
+                req.account_id.as_deref(),
+                req.chat_id.as_deref(),
+                CONTEXT,
+            )
+            .await?;
+            (account, chat, false)
         }
-        None => None,
+        None => (read::account_name(req.account_id.as_deref())?, None, true),
     };
-    let filters = Filters {
-        chat_id: chat.as_deref(),
-        since: req.since,
-        until: req.until,
-        kinds: req.types.as_deref(),
-        before,
+    let search = async {
+        let before = match &req.before {
+            Some(b) => {
+                let (ts, pos) = search::message_anchor(&db, viewer, &account, b)
+                    .await
+                    .map_err(|e| read::internal(CONTEXT, &e))?
+                    .ok_or_else(|| RpcError::invalid("before", "not a message you can read"))?;
+                Some((ts, Before::Position(pos)))
+            }
+            None => None,
+        };
+        let filters = Filters {
+            chat_id: chat.as_deref(),
+            since: req.since,
+            until: req.until,
+            kinds: req.types.as_deref(),
+            before,
+        };
+        search::messages(&db, viewer, &account, &query, &filters, limit)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))
     };
-    let messages = search::messages(&db, viewer, &account, &query, &filters, limit)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+    let messages = if unchecked {
+        read::in_account(&db, &account, CONTEXT, search).await?
+    } else {
+        search.await?
+    };
     Ok(SearchMessagesResponse {
         account_id: account,
         count: messages.len() as u32,

@@ -58,20 +58,22 @@ pub async fn handle(
         Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
         None => None,
     };
-    let (account, chat_id) = match &chat_ref {
+    // The default account (the usual poll) is checked in the same flight as the scan.
+    let (account, chat_id, unchecked) = match &chat_ref {
         Some(chat_ref) => {
             let chat = read::find_chat(&db, requested.as_deref(), chat_ref)
                 .await
                 .map_err(|e| read::internal(CONTEXT, &e))?
                 .filter(|c| viewer.can_read_chat(&c.chat_id))
                 .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
-            (chat.account_id, Some(chat.chat_id))
+            (chat.account_id, Some(chat.chat_id), false)
         }
         None => match requested {
-            Some(a) => (a, None),
-            None => (read::account(&db, None, CONTEXT).await?, None),
+            Some(a) => (a, None, false),
+            None => (read::account_name(None)?, None, true),
         },
     };
+
     let respond = |messages: Vec<wazap_shared::wire::Message>, position: i64| WaitPollResponse {
         account_id: account.clone(),
         messages,
@@ -85,25 +87,38 @@ pub async fn handle(
     };
     let Some(after) = start else {
         // No cursor (or another archive's): the wait starts now.
+        if unchecked {
+            read::account(&db, None, CONTEXT).await?;
+        }
         return Ok(respond(Vec::new(), committed));
     };
     if after >= committed {
+        if unchecked {
+            read::account(&db, None, CONTEXT).await?;
+        }
         return Ok(respond(Vec::new(), after));
     }
-    let found = wait::after(
-        &db,
-        viewer,
-        After {
-            account: &account,
-            chat_id: chat_id.as_deref(),
-            addressed_to_me: req.addressed_to_me.unwrap_or(false),
-            after,
-            upto: committed,
-            limit: MAX_WAIT_MESSAGES,
-        },
-    )
-    .await
-    .map_err(|e| read::internal(CONTEXT, &e))?;
+    let scan = async {
+        wait::after(
+            &db,
+            viewer,
+            After {
+                account: &account,
+                chat_id: chat_id.as_deref(),
+                addressed_to_me: req.addressed_to_me.unwrap_or(false),
+                after,
+                upto: committed,
+                limit: MAX_WAIT_MESSAGES,
+            },
+        )
+        .await
+        .map_err(|e| read::internal(CONTEXT, &e))
+    };
+    let found = if unchecked {
+        read::in_account(&db, &account, CONTEXT, scan).await?
+    } else {
+        scan.await?
+    };
     // A full page ends at its last message; otherwise everything up to `committed` was scanned
     // (so a flood of messages the caller may not see never makes a waiter spin).
     let position = match found.last() {

@@ -353,3 +353,80 @@ async fn a_chat_merged_in_the_middle_of_a_history_page_keeps_its_statistics() {
     drop(client);
     h.finish().await;
 }
+
+#[tokio::test]
+async fn reads_check_the_account_in_the_same_flight_as_their_query() {
+    let h = Harness::start().await;
+    inject(&h, text(&phone(ANA), "A1", at(1), "hello there")).await;
+    let v = viewer_all();
+    let other = || Some("other".to_owned());
+    // An account that does not exist is refused whatever the query found (nothing).
+    let e = search_messages::handle(
+        &h.state,
+        &v,
+        SearchMessagesRequest {
+            query: "hello".into(),
+            account_id: other(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    let e = search_contacts::handle(
+        &h.state,
+        &v,
+        SearchContactsRequest {
+            query: "Ana".into(),
+            account_id: other(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    let e = search_groups::handle(
+        &h.state,
+        &v,
+        SearchGroupsRequest {
+            query: "Family".into(),
+            account_id: other(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    // The default account exists: its answers come through.
+    let found = search_messages::handle(
+        &h.state,
+        &v,
+        SearchMessagesRequest {
+            query: "hello".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(found.count, 1);
+    assert_eq!(found.account_id, "default");
+    let poll = wait_for_messages::handle(
+        &h.state,
+        &v,
+        WaitForMessagesRequest {
+            cursor: Some(
+                Cursor {
+                    archive_id: h.state.archive.meta().archive_id.simple().to_string(),
+                    position: 0,
+                }
+                .encode(),
+            ),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(poll.messages.len(), 1);
+    assert_eq!(poll.account_id, "default");
+    h.finish().await;
+}

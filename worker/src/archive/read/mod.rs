@@ -202,6 +202,14 @@ pub(crate) async fn account(
     requested: Option<&str>,
     context: &'static str,
 ) -> Result<String, RpcError> {
+    let account = account_name(requested)?;
+    in_account(db, &account, context, async { Ok(()) }).await?;
+    Ok(account)
+}
+
+/// The account a read names (default: `default`), not yet looked up: `invalid_argument` when
+/// malformed. Pass it to [`in_account`] with the read's query.
+pub(crate) fn account_name(requested: Option<&str>) -> Result<String, RpcError> {
     let account = requested.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
     if !wazap_shared::ids::is_account_id(account) {
         return Err(RpcError::invalid(
@@ -209,8 +217,22 @@ pub(crate) async fn account(
             "expected 1–64 of [a-z0-9_-]",
         ));
     }
-    match account_exists(db, account).await {
-        Ok(true) => Ok(account.to_owned()),
+    Ok(account.to_owned())
+}
+
+/// `query` in the same flight as the check that `account` exists — one round trip to Postgres
+/// where one after the other cost two. The query's answer counts only when the account exists
+/// (`account_not_found` otherwise, whatever the query said); every read filters by account,
+/// so it finds nothing of one that does not.
+pub(crate) async fn in_account<T>(
+    db: &impl GenericClient,
+    account: &str,
+    context: &'static str,
+    query: impl Future<Output = Result<T, RpcError>>,
+) -> Result<T, RpcError> {
+    let (exists, answer) = tokio::join!(biased; account_exists(db, account), query);
+    match exists {
+        Ok(true) => answer,
         Ok(false) => Err(RpcError::new(ErrorCode::AccountNotFound, "no such account")),
         Err(e) => Err(internal(context, &e)),
     }
