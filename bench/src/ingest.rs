@@ -23,7 +23,15 @@ pub(crate) struct IngestFigures {
     pub(crate) busy_chat_id: String,
     /// Chats in the archive.
     pub(crate) chats: i64,
+    /// The writer's live commit alone (see [`live_commits`]), when the wait phase runs.
+    pub(crate) live_commit_ms: Option<[f64; 3]>,
 }
+
+/// Live messages timed by [`live_commits`], after as many unmeasured ones.
+const LIVE_SAMPLES: usize = 300;
+/// Chats the live messages go to (each written once before the measured ones, so the
+/// writer knows them, as it knows a chat that is talking).
+const LIVE_CHATS: usize = 20;
 
 /// Messages handed to the archive per call (it commits them in its own chunks).
 const SLAB: usize = 20_000;
@@ -92,6 +100,11 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
         anyhow::bail!("the data set generator panicked");
     }
     let seconds = started.elapsed().as_secs_f64();
+    let live_commit_ms = if args.runs("wait") {
+        Some(live_commits(&archive).await?)
+    } else {
+        None
+    };
     shutdown.cancel();
 
     let client = pool.get().await?;
@@ -113,7 +126,43 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
         seconds,
         busy_chat_id,
         chats,
+        live_commit_ms,
     })
+}
+
+/// The writer's live path alone, for attributing the wake-up: one message at a time through
+/// [`Archive::ingest_live`], 20 ms apart as in the wait phase (so each meets an idle
+/// Postgres backend, as a live message does), timed from the call to its committed outcome.
+/// The messages land in chats of their own, never read by the measured tools.
+async fn live_commits(archive: &Archive) -> anyhow::Result<[f64; 3]> {
+    let mut times = Vec::with_capacity(LIVE_SAMPLES);
+    for i in 0..2 * LIVE_SAMPLES {
+        let m = Inbound {
+            chat_jid: format!("97250770{:04}@s.whatsapp.net", i % LIVE_CHATS),
+            wa_id: format!("LIVE{i}"),
+            sender_jid: None,
+            push_name: None,
+            from_me: false,
+            timestamp: chrono::Utc::now(),
+            kind: wazap_shared::wire::MessageType::Text,
+            text: format!("live commit {i}"),
+            target_wa_id: None,
+            edit: false,
+            mentions: vec![],
+            attachment: None,
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let started = Instant::now();
+        let outcome = archive.ingest_live(DEFAULT_ACCOUNT, m).await?;
+        anyhow::ensure!(
+            matches!(outcome, wazap_worker::archive::IngestOutcome::Stored { .. }),
+            "a live message was not stored: {outcome:?}"
+        );
+        if i >= LIVE_SAMPLES {
+            times.push(started.elapsed());
+        }
+    }
+    Ok(crate::wait::percentiles(times))
 }
 
 enum Source {

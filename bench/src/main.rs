@@ -53,6 +53,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .await?;
     let busy_chat = ingest.busy_chat_id.clone();
+    let live_commit_ms = ingest.live_commit_ms;
     let mut report = latency::Report::new(&args, ingest);
     if args.runs("reads") {
         latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
@@ -72,7 +73,7 @@ async fn main() -> anyhow::Result<()> {
         figures["search"] = search.to_json();
     }
     if args.runs("wait") {
-        let wait = wait::run(&stack, &gw.mcp_url(), &token).await?;
+        let wait = wait::run(&stack, &gw.mcp_url(), &token, live_commit_ms).await?;
         wait.print();
         figures["wait"] = wait.to_json();
     }

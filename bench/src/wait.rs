@@ -27,6 +27,8 @@ pub(crate) struct WaitFigures {
     wake_ms: Option<[f64; 3]>,
     /// Inject → the sim's acknowledgement (the message committed), for attribution.
     ack_ms: Option<[f64; 3]>,
+    /// The writer's live commit alone, in process (measured in the ingest phase).
+    commit_ms: Option<[f64; 3]>,
     /// Concurrent waits that answered with the message.
     woke: usize,
     /// All-waiters wake time from one inject, milliseconds: p50, p99, max.
@@ -38,11 +40,18 @@ pub(crate) struct WaitFigures {
 }
 
 /// Run the phase on `stack` with the in-process gateway at `url` and a connection `token`.
-pub(crate) async fn run(stack: &Stack, url: &str, token: &str) -> anyhow::Result<WaitFigures> {
+/// `commit_ms` is the ingest phase's measure of the writer's live commit.
+pub(crate) async fn run(
+    stack: &Stack,
+    url: &str,
+    token: &str,
+    commit_ms: Option<[f64; 3]>,
+) -> anyhow::Result<WaitFigures> {
     let (wake, ack) = wake_latency(stack, url, token).await?;
     let mut figures = WaitFigures {
         wake_ms: Some(wake),
         ack_ms: Some(ack),
+        commit_ms,
         ..WaitFigures::default()
     };
     let exe = std::env::current_exe()?.with_file_name("wazap-gateway");
@@ -220,7 +229,7 @@ fn rss(pid: u32, field: &str) -> anyhow::Result<u64> {
 }
 
 /// p50, p99 and max in milliseconds.
-fn percentiles(mut times: Vec<Duration>) -> [f64; 3] {
+pub(crate) fn percentiles(mut times: Vec<Duration>) -> [f64; 3] {
     if times.is_empty() {
         return [0.0; 3];
     }
@@ -243,6 +252,11 @@ impl WaitFigures {
         if let Some([p50, p99, max]) = self.ack_ms {
             println!(
                 "| (attribution) inject → sim acknowledged, i.e. committed | {p50:.2} | {p99:.2} | {max:.2} | |"
+            );
+        }
+        if let Some([p50, p99, max]) = self.commit_ms {
+            println!(
+                "| (attribution) the writer's live commit alone, in process | {p50:.2} | {p99:.2} | {max:.2} | |"
             );
         }
         if let Some([p50, p99, max]) = self.fanout_ms {
@@ -272,6 +286,7 @@ impl WaitFigures {
         json!({
             "wake": trio(self.wake_ms).map(|mut v| { v["samples"] = json!(SAMPLES); v }),
             "inject_acknowledged": trio(self.ack_ms),
+            "live_commit": trio(self.commit_ms),
             "concurrent": {
                 "waits": CONCURRENT,
                 "woke": self.woke,
