@@ -16,7 +16,7 @@ use wazap_shared::wire::grants::{ChatSelection, SendMode};
 use wazap_shared::wire::read::{
     ListChatsRequest, ReadMessagesRequest, SearchContactsRequest, SearchGroupsRequest,
 };
-use wazap_shared::wire::search::SearchMessagesRequest;
+use wazap_shared::wire::search::{SearchAttachmentsRequest, SearchMessagesRequest};
 use wazap_shared::wire::sim::{
     HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState, SimAttachment,
     SimMessage, UpsertContact, UpsertGroup,
@@ -25,7 +25,8 @@ use wazap_shared::wire::wait::{Cursor, WaitForMessagesRequest};
 use wazap_shared::wire::{ChatKind, MessageType, SyncState};
 use wazap_worker::archive::{AlsoCommit, Inbound, IngestOutcome};
 use wazap_worker::handlers::{
-    list_chats, read_messages, search_contacts, search_groups, search_messages, wait_for_messages,
+    list_chats, read_messages, search_attachments, search_contacts, search_groups, search_messages,
+    wait_for_messages,
 };
 
 const ANA: &str = "972501111111";

@@ -66,7 +66,7 @@ pub async fn handle(
         return Err(RpcError::invalid("before", "expected an attachment_id"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    let (account, chat) = scope_chat(
+    let scope = scope_chat(
         &db,
         viewer,
         req.account_id.as_deref(),
@@ -74,33 +74,39 @@ pub async fn handle(
         CONTEXT,
     )
     .await?;
-    let before = match &req.before {
-        Some(b) => {
-            let ts = search::attachment_anchor(&db, &account, b)
-                .await
-                .map_err(|e| read::internal(CONTEXT, &e))?
-                .ok_or_else(|| RpcError::invalid("before", "not an attachment of this account"))?;
-            Some((ts, Before::Attachment(b.clone())))
-        }
-        None => None,
+    let account = &scope.account;
+    let search = async {
+        let before = match &req.before {
+            Some(b) => {
+                let ts = search::attachment_anchor(&db, account, b)
+                    .await
+                    .map_err(|e| read::internal(CONTEXT, &e))?
+                    .ok_or_else(|| {
+                        RpcError::invalid("before", "not an attachment of this account")
+                    })?;
+                Some((ts, Before::Attachment(b.clone())))
+            }
+            None => None,
+        };
+        let filters = Filters {
+            chat_id: scope.chat.as_deref(),
+            since: req.since,
+            until: req.until,
+            kinds: req.kinds.as_deref(),
+            before,
+        };
+        let af = AttachmentFilters {
+            text,
+            mime_type: req.mime_type.as_deref(),
+        };
+        search::attachments(&db, viewer, account, &filters, &af, limit)
+            .await
+            .map_err(|e| read::internal(CONTEXT, &e))
     };
-    let filters = Filters {
-        chat_id: chat.as_deref(),
-        since: req.since,
-        until: req.until,
-        kinds: req.kinds.as_deref(),
-        before,
-    };
-    let af = AttachmentFilters {
-        text,
-        mime_type: req.mime_type.as_deref(),
-    };
-    let attachments = search::attachments(&db, viewer, &account, &filters, &af, limit)
-        .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+    let attachments = scope.run(&db, CONTEXT, search).await?;
     Ok(SearchAttachmentsResponse {
-        account_id: account,
         count: attachments.len() as u32,
+        account_id: scope.account,
         attachments,
     })
 }
@@ -131,25 +137,53 @@ pub(super) fn check_window(
     }
 }
 
-/// The account a search covers and, when `chat_id` is given, that chat (opaque id or phone
-/// number) if the viewer may read it: `chat_not_found` otherwise.
+/// What a search covers: its account and, when `chat_id` was given, that chat.
+pub(super) struct Scope {
+    /// The account.
+    pub(super) account: String,
+    /// The chat, when the search is confined to one.
+    pub(super) chat: Option<String>,
+    /// The account is not looked up yet: [`Scope::run`] checks it with the search.
+    unchecked: bool,
+}
+
+impl Scope {
+    /// Run `search` in this scope: when the account was not looked up yet (no chat named), in
+    /// the same flight as that lookup ([`read::in_account`]).
+    pub(super) async fn run<T>(
+        &self,
+        db: &impl GenericClient,
+        context: &'static str,
+        search: impl Future<Output = Result<T, RpcError>>,
+    ) -> Result<T, RpcError> {
+        if self.unchecked {
+            read::in_account(db, &self.account, context, search).await
+        } else {
+            search.await
+        }
+    }
+}
+
+/// The scope of a search: the account named (or the default one), looked up with the search
+/// itself; or, when `chat_id` is given, that chat (opaque id or phone number) if the viewer may
+/// read it, looked up now: `chat_not_found` otherwise.
 pub(super) async fn scope_chat(
     db: &impl GenericClient,
     viewer: &Viewer,
     account_id: Option<&str>,
     chat_id: Option<&str>,
     context: &'static str,
-) -> Result<(String, Option<String>), RpcError> {
+) -> Result<Scope, RpcError> {
+    let Some(chat_id) = chat_id else {
+        return Ok(Scope {
+            account: read::account_name(account_id)?,
+            chat: None,
+            unchecked: true,
+        });
+    };
     let requested = match account_id {
         Some(a) => Some(read::account(db, Some(a), context).await?),
         None => None,
-    };
-    let Some(chat_id) = chat_id else {
-        let account = match requested {
-            Some(a) => a,
-            None => read::account(db, None, context).await?,
-        };
-        return Ok((account, None));
     };
     let chat_ref = if is_chat_id(chat_id) {
         ChatRef::Opaque(chat_id.to_owned())
@@ -166,7 +200,11 @@ pub(super) async fn scope_chat(
         .map_err(|e| read::internal(context, &e))?
         .filter(|c| viewer.can_read_chat(&c.chat_id))
         .ok_or_else(no_chat)?;
-    Ok((chat.account_id, Some(chat.chat_id)))
+    Ok(Scope {
+        account: chat.account_id,
+        chat: Some(chat.chat_id),
+        unchecked: false,
+    })
 }
 
 #[cfg(test)]

@@ -41,25 +41,19 @@ pub async fn handle(
         return Err(RpcError::invalid("before", "expected a message_id"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    // Without a chat, the account is checked in the same flight as the search.
-    let (account, chat, unchecked) = match req.chat_id.as_deref() {
-        Some(_) => {
-            let (account, chat) = scope_chat(
-                &db,
-                viewer,
-                req.account_id.as_deref(),
-                req.chat_id.as_deref(),
-                CONTEXT,
-            )
-            .await?;
-            (account, chat, false)
-        }
-        None => (read::account_name(req.account_id.as_deref())?, None, true),
-    };
+    let scope = scope_chat(
+        &db,
+        viewer,
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        CONTEXT,
+    )
+    .await?;
+    let (account, chat) = (&scope.account, &scope.chat);
     let search = async {
         let before = match &req.before {
             Some(b) => {
-                let (ts, pos) = search::message_anchor(&db, viewer, &account, b)
+                let (ts, pos) = search::message_anchor(&db, viewer, account, b)
                     .await
                     .map_err(|e| read::internal(CONTEXT, &e))?
                     .ok_or_else(|| RpcError::invalid("before", "not a message you can read"))?;
@@ -74,17 +68,13 @@ pub async fn handle(
             kinds: req.types.as_deref(),
             before,
         };
-        search::messages(&db, viewer, &account, &query, &filters, limit)
+        search::messages(&db, viewer, account, &query, &filters, limit)
             .await
             .map_err(|e| read::internal(CONTEXT, &e))
     };
-    let messages = if unchecked {
-        read::in_account(&db, &account, CONTEXT, search).await?
-    } else {
-        search.await?
-    };
+    let messages = scope.run(&db, CONTEXT, search).await?;
     Ok(SearchMessagesResponse {
-        account_id: account,
+        account_id: scope.account,
         count: messages.len() as u32,
         messages,
     })

@@ -397,6 +397,17 @@ async fn reads_check_the_account_in_the_same_flight_as_their_query() {
     .await
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::AccountNotFound);
+    let e = search_attachments::handle(
+        &h.state,
+        &v,
+        SearchAttachmentsRequest {
+            account_id: other(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
     // The default account exists: its answers come through.
     let found = search_messages::handle(
         &h.state,
@@ -410,6 +421,10 @@ async fn reads_check_the_account_in_the_same_flight_as_their_query() {
     .unwrap();
     assert_eq!(found.count, 1);
     assert_eq!(found.account_id, "default");
+    let files = search_attachments::handle(&h.state, &v, SearchAttachmentsRequest::default())
+        .await
+        .unwrap();
+    assert_eq!((files.count, files.account_id.as_str()), (0, "default"));
     let poll = wait_for_messages::handle(
         &h.state,
         &v,
