@@ -38,20 +38,15 @@ pub async fn handle(
         Some(_) => return Err(RpcError::invalid("max_bytes", "expected 1–8388608")),
     };
     let db = read::connection(&state.db, CONTEXT).await?;
-    let found = search::attachment(&db, viewer, &req.attachment_id)
+    let found = search::attachment(&db, viewer, &req.attachment_id, max)
         .await
         .map_err(|e| read::internal(CONTEXT, &e))?
         .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "no such attachment"))?;
     if let Some(size) = found.cached.or(found.size) {
         check_size(size, max)?;
     }
-    let bytes = match found.cached {
-        Some(_) => search::attachment_bytes(&db, &found.account_id, &found.attachment_id)
-            .await
-            .map_err(|e| read::internal(CONTEXT, &e))?,
-        None => None,
-    };
-    let bytes = match bytes {
+    // Cached bytes came with the lookup (they are within `max`, checked just above).
+    let bytes = match found.bytes {
         Some(b) => b,
         None => {
             drop(db);

@@ -386,27 +386,37 @@ pub(crate) struct StoredAttachment {
     pub(crate) ts: DateTime<Utc>,
     /// The size of the cached bytes, when they are cached.
     pub(crate) cached: Option<u64>,
+    /// The cached bytes, when they are cached and no larger than the lookup's limit.
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// The attachment `attachment_id` (in any account), when the viewer may read its message and
-/// that message is neither private nor deleted, and the file is not a story's.
+/// that message is neither private nor deleted, and the file is not a story's; with its cached
+/// bytes when they are at most `max` bytes long — one round trip for a cached file. The scope
+/// is applied in the query (so no bytes are read for a file the viewer may not see) and again
+/// here.
 pub(crate) async fn attachment(
     db: &impl GenericClient,
     viewer: &Viewer,
     attachment_id: &str,
+    max: u64,
 ) -> anyhow::Result<Option<StoredAttachment>> {
-    let stmt = db
-        .prepare_cached(
-            "select a.account_id, a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type,
-                    a.filename, a.size, m.ts, octet_length(a.data)
-               from attachments a
-               join messages m on m.account_id = a.account_id and m.message_id = a.message_id
-              where a.account_id = any(select account_id from accounts)
-                and a.attachment_id = $1 and not a.story and not m.private
-                and m.kind <> 'deleted'",
-        )
-        .await?;
-    let found = db.query_opt(&stmt, &[&attachment_id]).await?.map(|r| {
+    let mut p = Params::default();
+    let id = p.push(attachment_id.to_owned());
+    let max = p.push(i64::try_from(max).unwrap_or(i64::MAX));
+    let cond = push_filters(&Filters::default(), viewer, "m.ts", "m.chat_id", &mut p);
+    let sql = format!(
+        "select a.account_id, a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type,
+                a.filename, a.size, m.ts, octet_length(a.data),
+                case when octet_length(a.data) <= {max}::int8 then a.data end
+           from attachments a
+           join messages m on m.account_id = a.account_id and m.message_id = a.message_id
+          where a.account_id = any(select account_id from accounts)
+            and a.attachment_id = {id} and not a.story and not m.private
+            and m.kind <> 'deleted' and {cond}"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    let found = db.query_opt(&stmt, &p.refs()).await?.map(|r| {
         let size = |i| {
             r.get::<_, Option<i64>>(i)
                 .and_then(|s| u64::try_from(s).ok())
@@ -425,24 +435,10 @@ pub(crate) async fn attachment(
             size: size(7),
             ts: r.get(8),
             cached,
+            bytes: r.get(10),
         }
     });
     Ok(found.filter(|a| viewer.can_read(&a.chat_id, a.ts)))
-}
-
-/// The cached bytes of an attachment.
-pub(crate) async fn attachment_bytes(
-    db: &impl GenericClient,
-    account: &str,
-    attachment_id: &str,
-) -> anyhow::Result<Option<Vec<u8>>> {
-    let stmt = db
-        .prepare_cached("select data from attachments where account_id = $1 and attachment_id = $2")
-        .await?;
-    Ok(db
-        .query_opt(&stmt, &[&account, &attachment_id])
-        .await?
-        .and_then(|r| r.get(0)))
 }
 
 /// Keep downloaded bytes, so the next `get_attachment` needs no download.

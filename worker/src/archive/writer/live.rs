@@ -245,7 +245,9 @@ impl Writer {
         match wrote {
             Ok(()) => {}
             Err(planned::Failed::Other(e)) => return Err(e.into()),
-            Err(planned::Failed::Duplicate) => unreachable!("refused above"),
+            // Not reached (a refusal, or the guard's own error, returned above); an error, not a
+            // panic, should that ever change: the writer must not die.
+            Err(planned::Failed::Duplicate) => anyhow::bail!("a planned message was archived"),
         }
         applied?;
         for c in changed {
