@@ -33,6 +33,7 @@ pub mod list_chats;
 pub mod owner_ops;
 pub mod ping;
 pub mod read_messages;
+mod scope;
 pub mod search_attachments;
 pub mod search_contacts;
 pub mod search_groups;

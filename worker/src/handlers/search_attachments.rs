@@ -2,18 +2,17 @@
 //! media type and dates, newest first; never story files or those of `#private` messages.
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::GenericClient;
 use wazap_shared::RpcError;
-use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_chat_id, is_opaque, phone_digits};
+use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
 use wazap_shared::wire::MessageType;
 use wazap_shared::wire::search::{
     DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchAttachmentsRequest,
     SearchAttachmentsResponse,
 };
 
-use super::search_messages::no_chat;
+use super::scope::scope_chat;
+use crate::archive::read;
 use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
-use crate::archive::read::{self, ChatRef};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -135,76 +134,6 @@ pub(super) fn check_window(
         (Some(s), Some(u)) if s >= u => Err(RpcError::invalid("until", "must be after since")),
         _ => Ok(()),
     }
-}
-
-/// What a search covers: its account and, when `chat_id` was given, that chat.
-pub(super) struct Scope {
-    /// The account.
-    pub(super) account: String,
-    /// The chat, when the search is confined to one.
-    pub(super) chat: Option<String>,
-    /// The account is not looked up yet: [`Scope::run`] checks it with the search.
-    unchecked: bool,
-}
-
-impl Scope {
-    /// Run `search` in this scope: when the account was not looked up yet (no chat named), in
-    /// the same flight as that lookup ([`read::in_account`]).
-    pub(super) async fn run<T>(
-        &self,
-        db: &impl GenericClient,
-        context: &'static str,
-        search: impl Future<Output = Result<T, RpcError>>,
-    ) -> Result<T, RpcError> {
-        if self.unchecked {
-            read::in_account(db, &self.account, context, search).await
-        } else {
-            search.await
-        }
-    }
-}
-
-/// The scope of a search: the account named (or the default one), looked up with the search
-/// itself; or, when `chat_id` is given, that chat (opaque id or phone number) if the viewer may
-/// read it, looked up now: `chat_not_found` otherwise.
-pub(super) async fn scope_chat(
-    db: &impl GenericClient,
-    viewer: &Viewer,
-    account_id: Option<&str>,
-    chat_id: Option<&str>,
-    context: &'static str,
-) -> Result<Scope, RpcError> {
-    let Some(chat_id) = chat_id else {
-        return Ok(Scope {
-            account: read::account_name(account_id)?,
-            chat: None,
-            unchecked: true,
-        });
-    };
-    let requested = match account_id {
-        Some(a) => Some(read::account(db, Some(a), context).await?),
-        None => None,
-    };
-    let chat_ref = if is_chat_id(chat_id) {
-        ChatRef::Opaque(chat_id.to_owned())
-    } else if let Some(d) = phone_digits(chat_id) {
-        ChatRef::Phone(d)
-    } else {
-        return Err(RpcError::invalid(
-            "chat_id",
-            "expected a chat_id or a phone number",
-        ));
-    };
-    let chat = read::find_chat(db, requested.as_deref(), &chat_ref)
-        .await
-        .map_err(|e| read::internal(context, &e))?
-        .filter(|c| viewer.can_read_chat(&c.chat_id))
-        .ok_or_else(no_chat)?;
-    Ok(Scope {
-        account: chat.account_id,
-        chat: Some(chat.chat_id),
-        unchecked: false,
-    })
 }
 
 #[cfg(test)]

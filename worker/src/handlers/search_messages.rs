@@ -1,14 +1,15 @@
 //! `search_messages` (DESIGN §5): full-text search over the messages the caller may read,
 //! newest first, with `before` paging; `#private` messages never match.
 
+use wazap_shared::RpcError;
 use wazap_shared::ids::{MESSAGE_ID_PREFIX, is_opaque};
 use wazap_shared::wire::search::{
     DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchMessagesRequest,
     SearchMessagesResponse,
 };
-use wazap_shared::{ErrorCode, RpcError};
 
-use super::search_attachments::{check_window, scope_chat};
+use super::scope::scope_chat;
+use super::search_attachments::check_window;
 use crate::archive::read::search::{self, Before, Filters};
 use crate::archive::read::{self};
 use crate::state::AppState;
@@ -78,9 +79,4 @@ pub async fn handle(
         count: messages.len() as u32,
         messages,
     })
-}
-
-/// `chat_not_found` for a chat outside the scope or missing (the same answer either way).
-pub(super) fn no_chat() -> RpcError {
-    RpcError::new(ErrorCode::ChatNotFound, "no such chat")
 }

@@ -6,14 +6,14 @@
 //! `cursor_reset`. The scan is bounded above by the committed position read before the query,
 //! so every position up to it is visible (commit order) and a cursor never skips one.
 
-use wazap_shared::ids::{is_chat_id, phone_digits};
+use wazap_shared::RpcError;
 use wazap_shared::wire::wait::{
     Cursor, MAX_WAIT_MESSAGES, WaitForMessagesRequest, WaitPollResponse,
 };
-use wazap_shared::{ErrorCode, RpcError};
 
+use super::scope::scope_chat;
+use crate::archive::read;
 use crate::archive::read::wait::{self, After};
-use crate::archive::read::{self, ChatRef};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -40,40 +40,16 @@ pub async fn handle(
             }
         }
     };
-    let chat_ref = match req.chat_id.as_deref() {
-        None => None,
-        Some(c) if is_chat_id(c) => Some(ChatRef::Opaque(c.to_owned())),
-        Some(c) => match phone_digits(c) {
-            Some(d) => Some(ChatRef::Phone(d)),
-            None => {
-                return Err(RpcError::invalid(
-                    "chat_id",
-                    "expected a chat_id or a phone number",
-                ));
-            }
-        },
-    };
     let db = read::connection(&state.db, CONTEXT).await?;
-    let requested = match &req.account_id {
-        Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
-        None => None,
-    };
-    // The default account (the usual poll) is checked in the same flight as the scan.
-    let (account, chat_id, unchecked) = match &chat_ref {
-        Some(chat_ref) => {
-            let chat = read::find_chat(&db, requested.as_deref(), chat_ref)
-                .await
-                .map_err(|e| read::internal(CONTEXT, &e))?
-                .filter(|c| viewer.can_read_chat(&c.chat_id))
-                .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
-            (chat.account_id, Some(chat.chat_id), false)
-        }
-        None => match requested {
-            Some(a) => (a, None, false),
-            None => (read::account_name(None)?, None, true),
-        },
-    };
-
+    let scope = scope_chat(
+        &db,
+        viewer,
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        CONTEXT,
+    )
+    .await?;
+    let account = &scope.account;
     let respond = |messages: Vec<wazap_shared::wire::Message>, position: i64| WaitPollResponse {
         account_id: account.clone(),
         messages,
@@ -87,15 +63,11 @@ pub async fn handle(
     };
     let Some(after) = start else {
         // No cursor (or another archive's): the wait starts now.
-        if unchecked {
-            read::account(&db, None, CONTEXT).await?;
-        }
+        scope.run(&db, CONTEXT, async { Ok(()) }).await?;
         return Ok(respond(Vec::new(), committed));
     };
     if after >= committed {
-        if unchecked {
-            read::account(&db, None, CONTEXT).await?;
-        }
+        scope.run(&db, CONTEXT, async { Ok(()) }).await?;
         return Ok(respond(Vec::new(), after));
     }
     let scan = async {
@@ -103,8 +75,8 @@ pub async fn handle(
             &db,
             viewer,
             After {
-                account: &account,
-                chat_id: chat_id.as_deref(),
+                account,
+                chat_id: scope.chat.as_deref(),
                 addressed_to_me: req.addressed_to_me.unwrap_or(false),
                 after,
                 upto: committed,
@@ -114,11 +86,7 @@ pub async fn handle(
         .await
         .map_err(|e| read::internal(CONTEXT, &e))
     };
-    let found = if unchecked {
-        read::in_account(&db, &account, CONTEXT, scan).await?
-    } else {
-        scan.await?
-    };
+    let found = scope.run(&db, CONTEXT, scan).await?;
     // A full page ends at its last message; otherwise everything up to `committed` was scanned
     // (so a flood of messages the caller may not see never makes a waiter spin).
     let position = match found.last() {

@@ -355,7 +355,7 @@ async fn a_chat_merged_in_the_middle_of_a_history_page_keeps_its_statistics() {
 }
 
 #[tokio::test]
-async fn reads_check_the_account_in_the_same_flight_as_their_query() {
+async fn reads_naming_no_chat_refuse_an_unknown_account_and_answer_the_default_one() {
     let h = Harness::start().await;
     inject(&h, text(&phone(ANA), "A1", at(1), "hello there")).await;
     let v = viewer_all();
@@ -401,6 +401,17 @@ async fn reads_check_the_account_in_the_same_flight_as_their_query() {
         &h.state,
         &v,
         SearchAttachmentsRequest {
+            account_id: other(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    let e = wait_for_messages::handle(
+        &h.state,
+        &v,
+        WaitForMessagesRequest {
             account_id: other(),
             ..Default::default()
         },

@@ -238,6 +238,12 @@ impl Writer {
             // The COMMIT of the aborted transaction rolled it back.
             committed?;
             self.next_position = first;
+            if guarded.is_err() {
+                // The policy changed: read it now, so the ordinary path writes on the new one
+                // at its first attempt.
+                let policy = db.prepare_cached(POLICY).await?;
+                self.excluded = Some(Policy::of(db.query_opt(&policy, &[]).await?));
+            }
             tracing::debug!("live chunk speculation refused; taking the ordinary path");
             return Ok(None);
         }
