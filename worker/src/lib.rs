@@ -12,6 +12,7 @@ pub mod connector;
 pub mod db;
 pub mod grants;
 pub mod handlers;
+pub mod memo;
 pub mod metrics;
 pub mod owner;
 pub mod send;

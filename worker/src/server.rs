@@ -75,14 +75,14 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         prefix = subjects.prefix(),
         "worker started"
     );
-    let grants = grants::GrantCache::default();
     let state = AppState {
         db: pool,
         archive,
         connector,
         nats: nats.clone(),
         subjects,
-        grants,
+        grants: grants::GrantCache::default(),
+        targets: crate::send::gates::Targets::default(),
     };
     let served = handlers::serve(state, shutdown).await;
     if let Err(e) = nats.flush().await {

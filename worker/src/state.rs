@@ -21,4 +21,6 @@ pub struct AppState {
     pub subjects: Subjects,
     /// Each connection's viewer at its last accepted request (read ops speculate with it).
     pub grants: crate::grants::GrantCache,
+    /// Where each chat id led the last send that looked it up (sends speculate with it).
+    pub targets: crate::send::gates::Targets,
 }

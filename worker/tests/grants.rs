@@ -142,7 +142,8 @@ async fn authorize_accepts_a_current_grant_and_loads_scope_and_policy() {
         .unwrap();
     let viewer = grants::authorize(&pool, grant(&conn.id, 0, false).as_ref())
         .await
-        .unwrap();
+        .unwrap()
+        .viewer;
     assert_eq!(viewer.connection_id, conn.id);
     assert_eq!(
         viewer.scope.chats,

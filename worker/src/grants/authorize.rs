@@ -3,6 +3,8 @@
 //! connection is used from loopback. One prepared query per request, on a pooled connection
 //! ([`authorize`]) or on one the caller holds ([`authorize_on`]).
 
+use std::sync::LazyLock;
+
 use deadpool_postgres::{GenericClient, Pool};
 use tokio_postgres::types::Json;
 use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
@@ -13,14 +15,49 @@ use super::connections::send_mode;
 use crate::handlers::internal_error;
 use crate::viewer::Viewer;
 
-/// The connection and the archive policy in one round trip; `active` is decided by Postgres'
-/// clock so that every worker agrees.
-const AUTHORIZE: &str = "select c.kind, c.revision,
-        (c.revoked_at is null and c.expires_at > now()) as active,
-        c.read_scope, c.send_mode, c.send_chats, c.send_revision,
-        coalesce(p.excluded_chats, '{}') as excluded_chats
-     from connections c left join archive_policy p on p.singleton
-     where c.connection_id = $1";
+/// Whether a connection's credential is usable now, by Postgres' clock (so that every worker
+/// agrees).
+const ACTIVE: &str = "(c.revoked_at is null and c.expires_at > now())";
+
+/// A digest of what a [`Viewer`] is made of — the connection's read scope and send permission
+/// and the archive policy — as [`Authorized::row`] remembers it and [`grant_guard`] compares
+/// it. It tells a change, not an adversary: only the owner writes these rows.
+const GRANT_ROW: &str = "sha256(convert_to(row(c.read_scope, c.send_mode, c.send_chats,
+    c.send_revision, coalesce(p.excluded_chats, '{}'))::text, 'UTF8'))";
+
+/// The connection and the archive policy in one round trip.
+static AUTHORIZE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select c.kind, c.revision, {ACTIVE} as active,
+            c.read_scope, c.send_mode, c.send_chats, c.send_revision,
+            coalesce(p.excluded_chats, '{{}}') as excluded_chats, {GRANT_ROW} as grant_row
+         from connections c left join archive_policy p on p.singleton
+         where c.connection_id = $1"
+    )
+});
+
+/// A query whose `ok` column fails (division by zero) unless connection `connection` would
+/// still be accepted for a grant of revision `revision` from loopback or not (`loopback`),
+/// with its scope, permission and policy digested as `row` (each a `$n` parameter):
+/// [`authorize_on`]'s checks in one query, for a statement that must not commit on a grant
+/// that changed since it was remembered.
+pub(crate) fn grant_guard(connection: &str, revision: &str, loopback: &str, row: &str) -> String {
+    format!(
+        "select 1 / count(*) as ok from connections c left join archive_policy p on p.singleton
+          where c.connection_id = {connection} and {ACTIVE} and c.revision = {revision}
+            and (c.kind <> 'local' or {loopback}) and {GRANT_ROW} = {row}"
+    )
+}
+
+/// An accepted grant: the caller's [`Viewer`] and what [`grant_guard`] needs to tell, later,
+/// that it still holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorized {
+    /// Who the caller is and what it may do.
+    pub viewer: Viewer,
+    /// The digest of the rows the viewer was read from.
+    pub row: Vec<u8>,
+}
 
 /// The one answer for every rejected grant: which check failed is logged, never told.
 fn rejected() -> RpcError {
@@ -32,7 +69,7 @@ fn rejected() -> RpcError {
 
 /// Authorise one request. Missing grant, unknown connection, revoked, expired, stale revision,
 /// or a `local` connection from a non-loopback client ⇒ `unauthenticated`, all alike.
-pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Viewer, RpcError> {
+pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Authorized, RpcError> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");
         return Err(rejected());
@@ -51,13 +88,13 @@ pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Vie
 pub async fn authorize_on(
     client: &impl GenericClient,
     grant: Option<&VerifiedGrant>,
-) -> Result<Viewer, RpcError> {
+) -> Result<Authorized, RpcError> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");
         return Err(rejected());
     };
     let stmt = client
-        .prepare_cached(AUTHORIZE)
+        .prepare_cached(&AUTHORIZE)
         .await
         .map_err(|e| internal_error("authorize: prepare", &e))?;
     let row = client
@@ -89,7 +126,13 @@ pub async fn authorize_on(
         tracing::debug!(connection.id = %grant.connection_id, reason, "rejected");
         return Err(rejected());
     }
-    viewer(&grant.connection_id, &row).map_err(|e| internal_error("authorize: decode", &e))
+    let accepted = || -> anyhow::Result<_> {
+        Ok(Authorized {
+            viewer: viewer(&grant.connection_id, &row)?,
+            row: row.try_get("grant_row")?,
+        })
+    };
+    accepted().map_err(|e| internal_error("authorize: decode", &e))
 }
 
 /// The viewer of an accepted row.

@@ -1,80 +1,40 @@
-//! The viewer each connection had at its last accepted request, so a read-only request can run
-//! its handler *while* Postgres re-checks the grant instead of after (one round trip off every
-//! read; DESIGN §11). Nothing is ever answered from memory alone: the fresh check decides, and
-//! when it disagrees with what was remembered the answer is thrown away (see
-//! `handlers::granted_read`).
+//! What each connection's grant was at its last accepted request, so a request can do its work
+//! *while* Postgres re-checks the grant instead of after (one round trip off every read and
+//! send; DESIGN §11). Nothing is ever answered from memory alone: a read's fresh check decides
+//! and throws a guess away when it disagrees (`handlers::granted_read`); a send's reservation
+//! commits only if [`super::authorize::GRANT_GUARD`] finds the same grant (`send::fast`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-use crate::viewer::Viewer;
+use super::authorize::Authorized;
+use crate::memo::Memo;
 
 /// Most connections remembered (a deployment has a handful; this only bounds memory).
 const MAX_ENTRIES: usize = 1_024;
 
 /// Shared between requests; cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct GrantCache {
-    entries: Arc<Mutex<HashMap<String, Arc<Viewer>>>>,
+#[derive(Debug, Clone)]
+pub struct GrantCache(Memo<Authorized>);
+
+impl Default for GrantCache {
+    fn default() -> Self {
+        Self(Memo::new(MAX_ENTRIES))
+    }
 }
 
 impl GrantCache {
-    /// The viewer `connection_id` had at its last accepted request.
-    pub fn get(&self, connection_id: &str) -> Option<Arc<Viewer>> {
-        self.lock().get(connection_id).cloned()
+    /// The grant `connection_id` had at its last accepted request.
+    pub fn get(&self, connection_id: &str) -> Option<Arc<Authorized>> {
+        self.0.get(connection_id)
     }
 
-    /// Remember the viewer of an accepted request.
-    pub fn put(&self, viewer: &Viewer) {
-        let mut entries = self.lock();
-        if entries
-            .get(&viewer.connection_id)
-            .is_some_and(|v| **v == *viewer)
-        {
-            return;
-        }
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(viewer.connection_id.clone(), Arc::new(viewer.clone()));
+    /// Remember an accepted grant.
+    pub fn put(&self, accepted: &Authorized) {
+        self.0.put(&accepted.viewer.connection_id, accepted);
     }
 
-    /// Forget a connection whose grant was refused.
+    /// Forget a connection whose grant was refused or has changed.
     pub fn forget(&self, connection_id: &str) {
-        self.lock().remove(connection_id);
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Viewer>>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
-
-    fn viewer(revision: u32) -> Viewer {
-        Viewer {
-            connection_id: "conn_1".into(),
-            scope: ReadScope::all(),
-            send: SendPermission {
-                mode: SendMode::None,
-                chats: Vec::new(),
-                revision,
-            },
-            excluded_chats: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn remembers_the_latest_accepted_viewer_until_forgotten() {
-        let cache = GrantCache::default();
-        assert!(cache.get("conn_1").is_none());
-        cache.put(&viewer(1));
-        cache.put(&viewer(2));
-        assert_eq!(cache.get("conn_1").as_deref(), Some(&viewer(2)));
-        cache.forget("conn_1");
-        assert!(cache.get("conn_1").is_none());
+        self.0.forget(connection_id);
     }
 }

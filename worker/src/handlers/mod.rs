@@ -217,10 +217,10 @@ async fn granted<R: Rpc>(
     handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, RpcError>,
 ) -> (bytes::Bytes, &'static str) {
     let result = match grants::authorize(&state.db, grant).await {
-        Ok(viewer) => {
-            state.grants.put(&viewer);
+        Ok(accepted) => {
+            state.grants.put(&accepted);
             match decode::<R::Request>(payload) {
-                Ok(req) => handler(state, &viewer, req).await,
+                Ok(req) => handler(state, &accepted.viewer, req).await,
                 Err(e) => Err(e),
             }
         }

@@ -26,22 +26,22 @@ pub(super) async fn granted_read<R: Rpc>(
     };
     let guess = async {
         match decode::<R::Request>(payload) {
-            Ok(req) => handler(state, &remembered, req).await,
+            Ok(req) => handler(state, &remembered.viewer, req).await,
             Err(e) => Err(e),
         }
     };
     let (fresh, guessed) = tokio::join!(grants::authorize(&state.db, grant), guess);
     let result = match fresh {
         Err(e) => {
-            state.grants.forget(&remembered.connection_id);
+            state.grants.forget(&remembered.viewer.connection_id);
             Err(e)
         }
-        Ok(viewer) if viewer == *remembered => guessed,
-        Ok(viewer) => {
-            tracing::debug!(connection.id = %viewer.connection_id, "grant changed; answering again");
-            state.grants.put(&viewer);
+        Ok(accepted) if accepted.viewer == remembered.viewer => guessed,
+        Ok(accepted) => {
+            tracing::debug!(connection.id = %accepted.viewer.connection_id, "grant changed; answering again");
+            state.grants.put(&accepted);
             match decode::<R::Request>(payload) {
-                Ok(req) => handler(state, &viewer, req).await,
+                Ok(req) => handler(state, &accepted.viewer, req).await,
                 Err(e) => Err(e),
             }
         }

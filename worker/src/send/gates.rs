@@ -2,6 +2,8 @@
 //! a chat inside the read scope and the archive policy and covered by the send permission, and
 //! a session that can send — in that order, also for a repeat of an identical request.
 
+use std::sync::{Arc, LazyLock};
+
 use deadpool_postgres::GenericClient;
 use wazap_shared::ids::{is_chat_id, is_request_id};
 use wazap_shared::wire::SyncState;
@@ -9,6 +11,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::archive::ids::IdKey;
 use crate::connector::Connector;
+use crate::memo::Memo;
 use crate::viewer::Viewer;
 
 /// Where a send goes.
@@ -56,32 +59,91 @@ pub struct Found {
     key: IdKey,
 }
 
+/// The chat behind chat id `chat` with the default account `account` (each a `$n` parameter):
+/// its account, current chat id and JID. The default account's chat or merged id first;
+/// another account's only when that finds nothing (the appended scans stop at the first row).
+fn chat_behind(chat: &str, account: &str) -> String {
+    format!(
+        "select account_id, chat_id, jid from chats
+          where account_id = {account} and chat_id = {chat}
+         union all
+         select c.account_id, c.chat_id, c.jid from chat_merges g
+           join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
+          where g.account_id = {account} and g.from_chat_id = {chat}
+         union all
+         select account_id, chat_id, jid from chats where chat_id = {chat}
+         union all
+         select c.account_id, c.chat_id, c.jid from chat_merges g
+           join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
+          where g.from_chat_id = {chat}
+         limit 1"
+    )
+}
+
+/// [`lookup`]'s query.
+static LOOKUP: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select f.account_id, f.chat_id, f.jid, m.id_key from ({}) f cross join archive_meta m",
+        chat_behind("$1", "$2")
+    )
+});
+
+/// A query whose `ok` column fails (division by zero) unless the chat behind `chat` (with the
+/// default account `account`) is still account `want_account`'s chat `want_chat` at JID
+/// `want_jid` (each a `$n` parameter), as [`lookup`] found it before: for a statement that
+/// must not commit a send to a chat that has moved (merged, readdressed) since.
+pub(crate) fn chat_guard(
+    chat: &str,
+    account: &str,
+    want_account: &str,
+    want_chat: &str,
+    want_jid: &str,
+) -> String {
+    format!(
+        "select 1 / count(*) as ok from ({}) f
+          where f.account_id = {want_account} and f.chat_id = {want_chat}
+            and f.jid = {want_jid}",
+        chat_behind(chat, account)
+    )
+}
+
+/// The send target each chat id last led to ([`Found`]), so a send can reserve in the same
+/// round trip as [`chat_guard`] checks it again (`send::fast`).
+#[derive(Debug, Clone)]
+pub struct Targets(Memo<Found>);
+
+impl Default for Targets {
+    fn default() -> Self {
+        Self(Memo::new(MAX_TARGETS))
+    }
+}
+
+/// Most chat ids remembered (only bounds memory).
+const MAX_TARGETS: usize = 4_096;
+
+impl Targets {
+    /// What `chat_id` last led to.
+    pub fn get(&self, chat_id: &str) -> Option<Arc<Found>> {
+        self.0.get(chat_id)
+    }
+
+    /// Remember what `chat_id` leads to.
+    pub fn put(&self, chat_id: &str, found: &Found) {
+        self.0.put(chat_id, found);
+    }
+
+    /// Forget `chat_id` (it leads elsewhere now).
+    pub fn forget(&self, chat_id: &str) {
+        self.0.forget(chat_id);
+    }
+}
+
 /// The chat behind `chat_id`, in one query: the chat (of any account, or the chat a merged id
 /// now lives in), its JID and the id key. It needs no viewer, so the send path runs it on the
 /// same connection and at the same time as the grant check; [`allow`] then decides.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "send.target"))]
 pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Option<Found>> {
-    let stmt = db
-        .prepare_cached(
-            // The default account's chat or merged id first; another account's only when that
-            // finds nothing (the appended scans stop at the first row).
-            "select f.account_id, f.chat_id, f.jid, m.id_key
-               from (select account_id, chat_id, jid from chats
-                      where account_id = $2 and chat_id = $1
-                     union all
-                     select c.account_id, c.chat_id, c.jid from chat_merges g
-                       join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
-                      where g.account_id = $2 and g.from_chat_id = $1
-                     union all
-                     select account_id, chat_id, jid from chats where chat_id = $1
-                     union all
-                     select c.account_id, c.chat_id, c.jid from chat_merges g
-                       join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
-                      where g.from_chat_id = $1
-                     limit 1) f
-              cross join archive_meta m",
-        )
-        .await?;
+    let stmt = db.prepare_cached(&LOOKUP).await?;
     let Some(row) = db
         .query_opt(&stmt, &[&chat_id, &wazap_shared::ids::DEFAULT_ACCOUNT])
         .await?

@@ -4,7 +4,10 @@
 //! and the 100,000-key cap is a counter row updated by the reserving statement.
 
 use chrono::{DateTime, Utc};
+use std::sync::LazyLock;
+
 use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
 
 use crate::archive::AlsoCommit;
 use wazap_shared::wire::send::{SendResult, SendState};
@@ -174,54 +177,87 @@ pub async fn reserve(
     r: &Reservation<'_>,
     outbox_text: Option<&str>,
 ) -> anyhow::Result<Reserved> {
-    let stmt = db
-        .prepare_cached(
-            "with c as materialized (
-               select keys from send_journal_keys where connection_id = $1 for update),
-             j as (
-               insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
-                   digest, recipient, wa_id, message_id, state)
-               select $1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting'
-                where coalesce((select keys from c), 0) < $10
-               on conflict do nothing
-               returning 1),
-             k as (
-               insert into send_journal_keys (connection_id, keys)
-               select $1, 1 where exists (select 1 from j)
-               on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
-               returning 1),
-             o as (
-               insert into send_outbox
-                 (connection_id, request_id, account_id, chat_id, message_id, text)
-               select $1, $2, $4, $5, $9, $11::text
-                where $11::text is not null and exists (select 1 from j)
-               returning 1)
-             select exists (select 1 from j)",
-        )
-        .await?;
-    let row = db
-        .query_one(
-            &stmt,
-            &[
-                &r.connection_id,
-                &r.request_id,
-                &r.tool,
-                &r.account_id,
-                &r.chat_id,
-                &r.digest,
-                &r.recipient,
-                &r.wa_id,
-                &r.message_id,
-                &JOURNAL_CAP,
-                &outbox_text,
-            ],
-        )
-        .await?;
-    if row.try_get::<_, bool>(0)? {
+    let stmt = db.prepare_cached(&RESERVE).await?;
+    let row = db.query_one(&stmt, &r.params(&outbox_text)).await?;
+    reserved(db, r, row.try_get(0)?).await
+}
+
+/// [`reserve`]'s statement: its first column is true when this call reserved the key.
+static RESERVE: LazyLock<String> = LazyLock::new(|| reserve_sql(&[]));
+
+/// [`reserve`]'s statement, made conditional on `guards`: queries whose `ok` column fails
+/// (division by zero) when what the caller decided on no longer holds (parameters from `$12`
+/// on; `$1`–`$11` are [`Reservation::params`]). A failing guard fails the whole statement,
+/// which then reserves nothing: every guard is read in the insert's condition and, so that no
+/// shortcut there can skip one (a full journal, say), again in the answer.
+pub(crate) fn reserve_sql(guards: &[String]) -> String {
+    let mut with = String::new();
+    let mut checked = String::new();
+    let mut answer = String::new();
+    for (i, guard) in guards.iter().enumerate() {
+        with.push_str(&format!("g{i} as materialized ({guard}),\n"));
+        checked.push_str(&format!(" and (select ok from g{i}) = 1"));
+        answer.push_str(&format!(", (select ok from g{i})"));
+    }
+    format!(
+        "with {with}
+         c as materialized (
+           select keys from send_journal_keys where connection_id = $1 for update),
+         j as (
+           insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
+               digest, recipient, wa_id, message_id, state)
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting'
+            where coalesce((select keys from c), 0) < $10{checked}
+           on conflict do nothing
+           returning 1),
+         k as (
+           insert into send_journal_keys (connection_id, keys)
+           select $1, 1 where exists (select 1 from j)
+           on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
+           returning 1),
+         o as (
+           insert into send_outbox
+             (connection_id, request_id, account_id, chat_id, message_id, text)
+           select $1, $2, $4, $5, $9, $11::text
+            where $11::text is not null and exists (select 1 from j)
+           returning 1)
+         select exists (select 1 from j){answer}"
+    )
+}
+
+impl Reservation<'_> {
+    /// The reservation statement's `$1`–`$11`, with the outbox row's text.
+    pub(crate) fn params<'p>(
+        &'p self,
+        outbox_text: &'p Option<&str>,
+    ) -> [&'p (dyn ToSql + Sync); 11] {
+        [
+            &self.connection_id,
+            &self.request_id,
+            &self.tool,
+            &self.account_id,
+            &self.chat_id,
+            &self.digest,
+            &self.recipient,
+            &self.wa_id,
+            &self.message_id,
+            &JOURNAL_CAP,
+            outbox_text,
+        ]
+    }
+}
+
+/// What the reservation statement did, from its first column (`inserted`): when it inserted nothing, the key exists
+/// (a simultaneous call's statement has committed by now, and this fresh read sees it), or the
+/// credential is at the cap.
+pub(crate) async fn reserved(
+    db: &impl GenericClient,
+    r: &Reservation<'_>,
+    inserted: bool,
+) -> anyhow::Result<Reserved> {
+    if inserted {
         return Ok(Reserved::New);
     }
-    // Not inserted: the key exists (a simultaneous call's statement has committed by now, and
-    // this fresh read sees it), or the credential is at the cap.
     Ok(match get(db, r.connection_id, r.request_id).await? {
         Some(e) => Reserved::Existing(e),
         None => Reserved::Full,

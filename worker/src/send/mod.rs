@@ -8,10 +8,12 @@
 //! replays its saved outcome (never reading media) → media read and verified → reserve the key,
 //! `transmitting`, with its outbox row (one statement, one commit) → connector →
 //! `accepted` (on WhatsApp's ack, committed with the own message it archives) / `failed`
-//! (nothing left) / `outcome_unknown` (anything after the hand-over) → answer. Simultaneous
-//! calls with one key: one reserves, the others wait for its outcome and answer it with
-//! `duplicate: true`.
+//! (nothing left) / `outcome_unknown` (anything after the hand-over) → answer ([`transmit`]).
+//! Simultaneous calls with one key: one reserves, the others wait for its outcome and answer it
+//! with `duplicate: true`. A text from a connection to a chat both seen accepted before skips
+//! the first step: one statement re-checks the grant and the chat and reserves ([`fast`]).
 
+mod fast;
 pub mod gates;
 pub mod identity;
 pub mod journal;
@@ -19,19 +21,18 @@ pub mod media;
 pub mod outbound;
 pub mod outbox;
 pub mod recovery;
+mod transmit;
 
 use std::time::Duration;
 
-use chrono::SubsecRound as _;
-use tracing::Instrument as _;
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult, SendState};
+use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult};
 use wazap_shared::{ErrorCode, RpcError};
 
 use self::identity::allocate_wa_id;
 pub use self::identity::digest;
-use self::journal::{Entry, JournalState, Reservation, Reserved};
-use self::outbound::{OutboundContent, OutboundMessage, SendError};
+use self::journal::{Entry, Reservation};
+use self::outbound::OutboundContent;
 use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -97,10 +98,11 @@ impl Payload {
 
 /// Serve one send request for `grant`. `req` is the handler's validation of the body: its
 /// error is answered only once the grant is known good (an unauthorised caller learns nothing
-/// from validation). The grant check and the chat lookup share one pooled connection and go out
-/// together (tokio-postgres pipelines them): one round trip, where one after the other cost
-/// two. The lookup needs no viewer, and nothing is decided from it before the grant check
-/// passes.
+/// from validation). A text whose connection and chat were seen accepted before is reserved by
+/// one statement that re-checks both ([`fast`]). Otherwise the grant check and the chat lookup
+/// share one pooled connection and go out together (tokio-postgres pipelines them): one round
+/// trip, where one after the other cost two. The lookup needs no viewer, and nothing is
+/// decided from it before the grant check passes.
 pub async fn serve(
     state: &AppState,
     grant: Option<&VerifiedGrant>,
@@ -109,20 +111,31 @@ pub async fn serve(
     let req = match req.and_then(checked) {
         Ok(r) => r,
         Err(e) => {
-            let viewer = grants::authorize(&state.db, grant).await?;
-            state.grants.put(&viewer);
+            let accepted = grants::authorize(&state.db, grant).await?;
+            state.grants.put(&accepted);
             return Err(e);
         }
     };
     let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-    let (viewer, found) = tokio::join!(
+    if let Payload::Text(text) = &req.payload
+        && let Some(guess) = fast::Guess::of(state, grant, &req)
+        && let Some((plan, reserved)) = guess.reserve(state, &db, &req, text).await?
+    {
+        drop(db);
+        let content = OutboundContent::Text(text.clone());
+        return transmit::after_reserve(state, &plan, reserved, content).await;
+    }
+    let (accepted, found) = tokio::join!(
         grants::authorize_on(&db, grant),
         gates::lookup(&db, &req.chat_id)
     );
-    let viewer = viewer?;
-    state.grants.put(&viewer);
+    let accepted = accepted?;
+    state.grants.put(&accepted);
     let found = found.map_err(|e| internal(&e))?;
-    leased(state, &viewer, db, found, req).await
+    if let Some(found) = &found {
+        state.targets.put(&req.chat_id, found);
+    }
+    leased(state, &accepted.viewer, db, found, req).await
 }
 
 /// Run one send for a caller already authorised as `viewer` (the chat is looked up on its own).
@@ -166,6 +179,55 @@ async fn leased(
     answer
 }
 
+/// A send named before anything is journaled: who sends what where, its digest and its
+/// allocated WhatsApp id.
+#[derive(Debug)]
+struct Plan {
+    connection_id: String,
+    request_id: String,
+    tool: &'static str,
+    target: gates::Target,
+    digest: Vec<u8>,
+    wa_id: String,
+    message_id: String,
+}
+
+impl Plan {
+    /// Name the send `req` from `connection_id` to `target`. Media enter the digest by their
+    /// name (their SHA-256), so no bytes are needed yet.
+    fn new(connection_id: &str, target: gates::Target, req: &NewSend) -> Result<Self, RpcError> {
+        let digest = digest(req.tool, &target.chat_id, &req.payload);
+        let wa_id = allocate_wa_id().map_err(|e| internal(&e))?;
+        let message_id = target
+            .key
+            .message_id(&target.account_id, &target.chat_id, &wa_id);
+        Ok(Self {
+            connection_id: connection_id.to_owned(),
+            request_id: req.request_id.clone(),
+            tool: req.tool,
+            target,
+            digest,
+            wa_id,
+            message_id,
+        })
+    }
+
+    /// What the journal reserves.
+    fn reservation(&self) -> Reservation<'_> {
+        Reservation {
+            connection_id: &self.connection_id,
+            request_id: &self.request_id,
+            tool: self.tool,
+            account_id: &self.target.account_id,
+            chat_id: &self.target.chat_id,
+            digest: &self.digest,
+            recipient: &self.target.recipient,
+            wa_id: &self.wa_id,
+            message_id: &self.message_id,
+        }
+    }
+}
+
 /// Session gate → journal (a repeat is answered from it, without the bytes) → media bytes →
 /// connector, for a request whose grant and chat passed.
 async fn send(
@@ -176,26 +238,11 @@ async fn send(
     req: NewSend,
 ) -> Result<SendResult, RpcError> {
     gates::session(state.connector.as_ref(), &target.account_id)?;
-    // Media enter the digest by their name (their SHA-256), so no bytes are needed yet.
-    let digest = digest(req.tool, &target.chat_id, &req.payload);
-    let wa_id = allocate_wa_id().map_err(|e| internal(&e))?;
-    let message_id = target
-        .key
-        .message_id(&target.account_id, &target.chat_id, &wa_id);
-    let r = Reservation {
-        connection_id: &viewer.connection_id,
-        request_id: &req.request_id,
-        tool: req.tool,
-        account_id: &target.account_id,
-        chat_id: &target.chat_id,
-        digest: &digest,
-        recipient: &target.recipient,
-        wa_id: &wa_id,
-        message_id: &message_id,
-    };
-    let bytes = match &req.payload {
-        Payload::Text(_) => None,
-        Payload::Media { media, .. } | Payload::Voice { media, .. } => {
+    let plan = Plan::new(&viewer.connection_id, target, &req)?;
+    let r = plan.reservation();
+    let content = match req.payload {
+        Payload::Text(t) => OutboundContent::Text(t),
+        Payload::Media { ref media, .. } | Payload::Voice { ref media, .. } => {
             // A key already journaled is answered from the journal: its bytes are not needed
             // (and may be gone). Only a new key reads them, with no pooled connection held.
             if let Some(e) = journal::get(&db, r.connection_id, r.request_id)
@@ -208,44 +255,29 @@ async fn send(
             drop(db);
             let data = media::fetch(&state.nats, &state.subjects, media).await?;
             db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-            Some(data)
+            with_bytes(req.payload, data)
         }
     };
-    let outbox_text = match &req.payload {
-        Payload::Text(t) => t.clone(),
-        Payload::Media { caption, .. } => caption.clone().unwrap_or_default(),
-        Payload::Voice { .. } => String::new(),
-    };
-    match journal::reserve(&db, &r, Some(&outbox_text))
+    let reserved = journal::reserve(&db, &r, Some(content.outbox_text()))
         .await
-        .map_err(|e| internal(&e))?
-    {
-        Reserved::Full => {
-            return Err(RpcError::new(
-                ErrorCode::SendJournalFull,
-                "this connection has used all 100,000 request ids; the owner must issue a new connection",
-            ));
-        }
-        Reserved::Existing(e) => {
-            // Never hold a pooled connection while waiting for another call's outcome.
-            drop(db);
-            return replay(state, &r, e).await;
-        }
-        Reserved::New => {}
-    }
-    let content = match (req.payload, bytes) {
-        (Payload::Text(t), _) => OutboundContent::Text(t),
-        (
-            Payload::Media {
-                kind,
-                mime_type,
-                filename,
-                caption,
-                seconds,
-                ..
-            },
-            Some(data),
-        ) => OutboundContent::Media {
+        .map_err(|e| internal(&e))?;
+    // Never hold a pooled connection while WhatsApp answers or another call finishes.
+    drop(db);
+    transmit::after_reserve(state, &plan, reserved, content).await
+}
+
+/// A media payload's content, with its bytes.
+fn with_bytes(payload: Payload, data: bytes::Bytes) -> OutboundContent {
+    match payload {
+        Payload::Text(t) => OutboundContent::Text(t),
+        Payload::Media {
+            kind,
+            mime_type,
+            filename,
+            caption,
+            seconds,
+            ..
+        } => OutboundContent::Media {
             kind,
             mime_type,
             data,
@@ -253,135 +285,7 @@ async fn send(
             caption,
             seconds,
         },
-        (Payload::Voice { seconds, .. }, Some(data)) => OutboundContent::Voice { data, seconds },
-        _ => return Err(internal(&anyhow::anyhow!("media bytes missing"))),
-    };
-    // No pooled connection is held while WhatsApp answers.
-    drop(db);
-    let message = OutboundMessage {
-        account_id: target.account_id.clone(),
-        recipient: target.recipient.clone(),
-        wa_id: wa_id.clone(),
-        content,
-    };
-    // The connector's work is a span of its own in the request's trace.
-    let transmit = state
-        .connector
-        .send(message)
-        .instrument(tracing::info_span!("connector.send"));
-    let outcome = tokio::time::timeout(CONNECTOR_BUDGET, transmit).await;
-    let mut echo = None;
-    let (wanted, accepted_at) = match outcome {
-        // Postgres keeps microseconds: answer exactly what a replay will read.
-        Ok(Ok(ack)) => {
-            echo = ack.echo;
-            (JournalState::Accepted, Some(ack.at.trunc_subsecs(6)))
-        }
-        Ok(Err(e @ (SendError::CannotSend(_) | SendError::BeforeTransmission(_)))) => {
-            tracing::warn!(message.id = %message_id, cause = %e, "send failed before transmission");
-            (JournalState::Failed, None)
-        }
-        Ok(Err(e)) => {
-            tracing::warn!(message.id = %message_id, cause = %e, "send outcome unknown");
-            (JournalState::OutcomeUnknown, None)
-        }
-        Err(_) => {
-            tracing::warn!(message.id = %message_id, "send outcome unknown: the connector did not answer in time");
-            (JournalState::OutcomeUnknown, None)
-        }
-    };
-    let recorded = finish(state, &r, &target.account_id, wanted, accepted_at, echo).await;
-    crate::metrics::send(recorded.as_str());
-    tracing::info!(
-        connection.id = %viewer.connection_id,
-        message.id = %message_id,
-        state = recorded.as_str(),
-        "send"
-    );
-    Ok(SendResult {
-        request_id: req.request_id,
-        chat_id: target.chat_id,
-        state: match recorded {
-            JournalState::Accepted => SendState::Accepted,
-            JournalState::Failed => SendState::Failed,
-            _ => SendState::OutcomeUnknown,
-        },
-        message_id: Some(message_id),
-        duplicate: false,
-        accepted_at: accepted_at.filter(|_| recorded == JournalState::Accepted),
-    })
-}
-
-/// Journal the final state and archive the own message WhatsApp acknowledged. An accepted
-/// send with its message commits both in one writer transaction (one flight of statements,
-/// and an accepted send is always in the archive); should that fail, each is done on its
-/// own, concurrently. The answer waits for both.
-async fn finish(
-    state: &AppState,
-    r: &Reservation<'_>,
-    account_id: &str,
-    wanted: JournalState,
-    accepted_at: Option<chrono::DateTime<chrono::Utc>>,
-    echo: Option<crate::archive::Inbound>,
-) -> JournalState {
-    let echo = match (wanted, accepted_at, echo) {
-        (JournalState::Accepted, Some(at), Some(inbound)) => {
-            let also = journal::accepted_with_echo(r.connection_id, r.request_id, at);
-            match state
-                .archive
-                .ingest_live_with(account_id, inbound.clone(), also)
-                .await
-            {
-                Ok(_) => return JournalState::Accepted,
-                Err(e) => {
-                    crate::archive::read::internal("send: accepted with its own message", &e);
-                    Some(inbound)
-                }
-            }
-        }
-        (_, _, echo) => echo,
-    };
-    let archive_echo = async {
-        if let Some(inbound) = echo
-            && let Err(e) = state.archive.ingest_live(account_id, inbound).await
-        {
-            crate::archive::read::internal("send: own-send echo", &e);
-        }
-    };
-    let (recorded, ()) = tokio::join!(record(state, r, wanted, accepted_at), archive_echo);
-    recorded
-}
-
-/// Journal the final state; what could not be journaled reads as `outcome_unknown` (the row
-/// stays `transmitting`, which start-up recovery also turns into `outcome_unknown`).
-async fn record(
-    state: &AppState,
-    r: &Reservation<'_>,
-    wanted: JournalState,
-    accepted_at: Option<chrono::DateTime<chrono::Utc>>,
-) -> JournalState {
-    let result = async {
-        let db = state.db.get().await?;
-        journal::finish(&db, r.connection_id, r.request_id, wanted, accepted_at).await?;
-        anyhow::Ok(())
-    }
-    .await;
-    match result {
-        Ok(()) => wanted,
-        Err(e) => {
-            crate::archive::read::internal("send: journal outcome", &e);
-            if let Ok(db) = state.db.get().await {
-                let _ = journal::finish(
-                    &db,
-                    r.connection_id,
-                    r.request_id,
-                    JournalState::OutcomeUnknown,
-                    None,
-                )
-                .await;
-            }
-            JournalState::OutcomeUnknown
-        }
+        Payload::Voice { seconds, .. } => OutboundContent::Voice { data, seconds },
     }
 }
 

@@ -62,6 +62,16 @@ impl OutboundContent {
             Self::Voice { .. } => "voice",
         }
     }
+
+    /// The text `unconfirmed_sends` shows until the send is confirmed: the message's, a
+    /// caption, or nothing for a voice note.
+    pub fn outbox_text(&self) -> &str {
+        match self {
+            Self::Text(t) => t,
+            Self::Media { caption, .. } => caption.as_deref().unwrap_or_default(),
+            Self::Voice { .. } => "",
+        }
+    }
 }
 
 impl std::fmt::Debug for OutboundMessage {

@@ -90,6 +90,7 @@ impl Harness {
             nats: nats.clone(),
             subjects: subjects.clone(),
             grants: wazap_worker::grants::GrantCache::default(),
+            targets: wazap_worker::send::gates::Targets::default(),
         };
         Self {
             state,

@@ -225,3 +225,93 @@ async fn send_tools_take_only_opaque_chat_ids() -> anyhow::Result<()> {
     assert!(s.transmissions().await?.is_empty());
     Ok(())
 }
+
+/// A connection and a chat seen accepted at earlier sends reserve the next send in one round
+/// trip, on what the worker remembered, with Postgres checking it in the same transaction
+/// (`send::fast`): whatever the owner or WhatsApp changed in between must still decide the
+/// very next send, and a refused send reserves and transmits nothing.
+#[tokio::test]
+async fn a_change_since_the_last_send_decides_the_very_next_one() -> anyhow::Result<()> {
+    use wazap_shared::wire::owner::SetPolicyRequest;
+    use wazap_worker::owner::policy;
+
+    let s = Sending::start().await?;
+    let accepted = async |key: &str| -> anyhow::Result<()> {
+        let sent = s.text(&s.chat, key, "hi").await?;
+        anyhow::ensure!(sent.state == SendState::Accepted, "{key}: {:?}", sent.state);
+        Ok(())
+    };
+    let refused = async |key: &str, code: ErrorCode| -> anyhow::Result<()> {
+        let e = s.text(&s.chat, key, "hi").await.unwrap_err();
+        anyhow::ensure!(e.code == code, "{key}: {:?}", e.code);
+        let status = s.status(key).await.unwrap_err();
+        anyhow::ensure!(status.code == ErrorCode::NotFound, "{key} was reserved");
+        Ok(())
+    };
+    // The first send is remembered; the second is sent on what was remembered.
+    accepted("a1").await?;
+    accepted("a2").await?;
+
+    // Send permission moved to another chat, then given back.
+    let edit = |mode, chats, expected| PermissionEdit {
+        id: s.grant.connection_id.clone(),
+        revision: None,
+        mode,
+        chats,
+        expected_send_revision: Some(expected),
+    };
+    set_send_permission(
+        &s.stack.pool,
+        edit(SendMode::Selected, vec![s.other.clone()], 1),
+    )
+    .await?;
+    refused("b1", ErrorCode::SendNotPermitted).await?;
+    set_send_permission(&s.stack.pool, edit(SendMode::All, vec![], 2)).await?;
+    accepted("b2").await?;
+    accepted("b3").await?;
+
+    // The archive policy excludes the chat, then lets it in again.
+    let revision = policy::get(&s.stack.pool).await?.revision;
+    let excluded = |chats, revision| SetPolicyRequest {
+        excluded_chats: chats,
+        revision,
+    };
+    policy::set(&s.stack.pool, excluded(vec![s.chat.clone()], revision)).await?;
+    refused("c1", ErrorCode::ChatNotFound).await?;
+    policy::set(&s.stack.pool, excluded(vec![], revision + 1)).await?;
+    accepted("c2").await?;
+    accepted("c3").await?;
+
+    // The chat's address changed: the next send goes to the new one.
+    let moved = "972503339999@s.whatsapp.net";
+    s.stack
+        .pool
+        .get()
+        .await?
+        .execute(
+            "update chats set jid = $2 where chat_id = $1",
+            &[&s.chat, &moved],
+        )
+        .await?;
+    accepted("d1").await?;
+    let log = s.transmissions().await?;
+    assert_eq!(log.last().map(|t| t.recipient.as_str()), Some(moved));
+
+    // A local connection's token used from elsewhere; then the connection revoked.
+    let elsewhere = VerifiedGrant {
+        loopback: false,
+        ..s.grant.clone()
+    };
+    let e = send_text(&s.stack, &elsewhere, &s.chat, "e1", "hi")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unauthenticated);
+    accepted("e2").await?;
+    wazap_worker::grants::revoke_connection(&s.stack.pool, &s.grant.connection_id).await?;
+    let e = s.text(&s.chat, "e3", "hi").await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unauthenticated);
+
+    // Exactly the accepted sends left: a1 a2 b2 b3 c2 c3 d1 e2.
+    assert_eq!(s.transmissions().await?.len(), 8);
+    Ok(())
+}

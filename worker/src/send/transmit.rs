@@ -1,0 +1,162 @@
+//! After the reservation: a full journal or a key that exists is answered from the journal; a
+//! new key goes to the connector and its outcome is journaled (with the own message WhatsApp
+//! acknowledged) before the answer.
+
+use chrono::SubsecRound as _;
+use tracing::Instrument as _;
+use wazap_shared::wire::send::{SendResult, SendState};
+use wazap_shared::{ErrorCode, RpcError};
+
+use super::journal::{self, JournalState, Reservation, Reserved};
+use super::outbound::{OutboundContent, OutboundMessage, SendError};
+use super::{CONNECTOR_BUDGET, Plan, replay};
+use crate::state::AppState;
+
+/// Answer what [`journal::reserve`] found, or transmit the key it reserved. No pooled
+/// connection is held here: not while WhatsApp answers, nor while another call finishes.
+pub(super) async fn after_reserve(
+    state: &AppState,
+    plan: &Plan,
+    reserved: Reserved,
+    content: OutboundContent,
+) -> Result<SendResult, RpcError> {
+    match reserved {
+        Reserved::Full => Err(RpcError::new(
+            ErrorCode::SendJournalFull,
+            "this connection has used all 100,000 request ids; the owner must issue a new connection",
+        )),
+        Reserved::Existing(e) => replay(state, &plan.reservation(), e).await,
+        Reserved::New => Ok(transmit(state, plan, content).await),
+    }
+}
+
+/// Hand the reserved send to the connector and journal what came of it.
+async fn transmit(state: &AppState, plan: &Plan, content: OutboundContent) -> SendResult {
+    let message = OutboundMessage {
+        account_id: plan.target.account_id.clone(),
+        recipient: plan.target.recipient.clone(),
+        wa_id: plan.wa_id.clone(),
+        content,
+    };
+    // The connector's work is a span of its own in the request's trace.
+    let transmit = state
+        .connector
+        .send(message)
+        .instrument(tracing::info_span!("connector.send"));
+    let outcome = tokio::time::timeout(CONNECTOR_BUDGET, transmit).await;
+    let mut echo = None;
+    let message_id = &plan.message_id;
+    let (wanted, accepted_at) = match outcome {
+        // Postgres keeps microseconds: answer exactly what a replay will read.
+        Ok(Ok(ack)) => {
+            echo = ack.echo;
+            (JournalState::Accepted, Some(ack.at.trunc_subsecs(6)))
+        }
+        Ok(Err(e @ (SendError::CannotSend(_) | SendError::BeforeTransmission(_)))) => {
+            tracing::warn!(message.id = %message_id, cause = %e, "send failed before transmission");
+            (JournalState::Failed, None)
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(message.id = %message_id, cause = %e, "send outcome unknown");
+            (JournalState::OutcomeUnknown, None)
+        }
+        Err(_) => {
+            tracing::warn!(message.id = %message_id, "send outcome unknown: the connector did not answer in time");
+            (JournalState::OutcomeUnknown, None)
+        }
+    };
+    let r = plan.reservation();
+    let recorded = finish(state, &r, wanted, accepted_at, echo).await;
+    crate::metrics::send(recorded.as_str());
+    tracing::info!(
+        connection.id = %plan.connection_id,
+        message.id = %message_id,
+        state = recorded.as_str(),
+        "send"
+    );
+    SendResult {
+        request_id: plan.request_id.clone(),
+        chat_id: plan.target.chat_id.clone(),
+        state: match recorded {
+            JournalState::Accepted => SendState::Accepted,
+            JournalState::Failed => SendState::Failed,
+            _ => SendState::OutcomeUnknown,
+        },
+        message_id: Some(message_id.clone()),
+        duplicate: false,
+        accepted_at: accepted_at.filter(|_| recorded == JournalState::Accepted),
+    }
+}
+
+/// Journal the final state and archive the own message WhatsApp acknowledged. An accepted
+/// send with its message commits both in one writer transaction (one flight of statements,
+/// and an accepted send is always in the archive); should that fail, each is done on its
+/// own, concurrently. The answer waits for both.
+async fn finish(
+    state: &AppState,
+    r: &Reservation<'_>,
+    wanted: JournalState,
+    accepted_at: Option<chrono::DateTime<chrono::Utc>>,
+    echo: Option<crate::archive::Inbound>,
+) -> JournalState {
+    let account_id = r.account_id;
+    let echo = match (wanted, accepted_at, echo) {
+        (JournalState::Accepted, Some(at), Some(inbound)) => {
+            let also = journal::accepted_with_echo(r.connection_id, r.request_id, at);
+            match state
+                .archive
+                .ingest_live_with(account_id, inbound.clone(), also)
+                .await
+            {
+                Ok(_) => return JournalState::Accepted,
+                Err(e) => {
+                    crate::archive::read::internal("send: accepted with its own message", &e);
+                    Some(inbound)
+                }
+            }
+        }
+        (_, _, echo) => echo,
+    };
+    let archive_echo = async {
+        if let Some(inbound) = echo
+            && let Err(e) = state.archive.ingest_live(account_id, inbound).await
+        {
+            crate::archive::read::internal("send: own-send echo", &e);
+        }
+    };
+    let (recorded, ()) = tokio::join!(record(state, r, wanted, accepted_at), archive_echo);
+    recorded
+}
+
+/// Journal the final state; what could not be journaled reads as `outcome_unknown` (the row
+/// stays `transmitting`, which start-up recovery also turns into `outcome_unknown`).
+async fn record(
+    state: &AppState,
+    r: &Reservation<'_>,
+    wanted: JournalState,
+    accepted_at: Option<chrono::DateTime<chrono::Utc>>,
+) -> JournalState {
+    let result = async {
+        let db = state.db.get().await?;
+        journal::finish(&db, r.connection_id, r.request_id, wanted, accepted_at).await?;
+        anyhow::Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => wanted,
+        Err(e) => {
+            crate::archive::read::internal("send: journal outcome", &e);
+            if let Ok(db) = state.db.get().await {
+                let _ = journal::finish(
+                    &db,
+                    r.connection_id,
+                    r.request_id,
+                    JournalState::OutcomeUnknown,
+                    None,
+                )
+                .await;
+            }
+            JournalState::OutcomeUnknown
+        }
+    }
+}
