@@ -28,9 +28,13 @@ impl GrantCache {
         self.0.get(connection_id)
     }
 
-    /// Remember an accepted grant.
+    /// Remember an accepted grant (no copy when it is the one remembered: the usual case, on
+    /// every request).
     pub fn put(&self, accepted: &Authorized) {
-        self.0.put(&accepted.viewer.connection_id, accepted);
+        let id = &accepted.viewer.connection_id;
+        if self.0.get(id).is_none_or(|a| *a != *accepted) {
+            self.0.put(id, accepted);
+        }
     }
 
     /// Forget a connection whose grant was refused or has changed.
