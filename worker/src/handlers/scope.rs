@@ -1,6 +1,8 @@
 //! The account and chat a read covers (`account_id?`, `chat_id?` of the search tools and the
-//! wait poll): a named chat is looked up and checked against the viewer first; without one,
-//! the account is looked up in the same flight as the read's query ([`Scope::run`]).
+//! wait poll): checked for form before any connection is taken ([`Asked`]); a named chat is
+//! then looked up (with a named account's check, in one flight) and checked against the
+//! viewer; without one, the account is looked up in the same flight as the read's query
+//! ([`Scope::run`]).
 
 use deadpool_postgres::GenericClient;
 use wazap_shared::ids::{is_chat_id, phone_digits};
@@ -36,47 +38,72 @@ impl Scope {
     }
 }
 
-/// The scope of a read: the account named (or the default one), looked up with the search
-/// itself; or, when `chat_id` is given, that chat (opaque id or phone number) if the viewer may
-/// read it, looked up now: `chat_not_found` otherwise.
-pub(crate) async fn scope_chat(
-    db: &impl GenericClient,
-    viewer: &Viewer,
-    account_id: Option<&str>,
-    chat_id: Option<&str>,
-    context: &'static str,
-) -> Result<Scope, RpcError> {
-    let Some(chat_id) = chat_id else {
-        return Ok(Scope {
-            account: read::account_name(account_id)?,
-            chat: None,
-            unchecked: true,
-        });
-    };
-    let requested = match account_id {
-        Some(a) => Some(read::account(db, Some(a), context).await?),
-        None => None,
-    };
-    let chat_ref = if is_chat_id(chat_id) {
-        ChatRef::Opaque(chat_id.to_owned())
-    } else if let Some(d) = phone_digits(chat_id) {
-        ChatRef::Phone(d)
-    } else {
-        return Err(RpcError::invalid(
-            "chat_id",
-            "expected a chat_id or a phone number",
-        ));
-    };
-    let chat = read::find_chat(db, requested.as_deref(), &chat_ref)
-        .await
-        .map_err(|e| read::internal(context, &e))?
-        .filter(|c| viewer.can_read_chat(&c.chat_id))
-        .ok_or_else(no_chat)?;
-    Ok(Scope {
-        account: chat.account_id,
-        chat: Some(chat.chat_id),
-        unchecked: false,
-    })
+/// What a read asks to cover (`account_id?`, `chat_id?`), checked for form only, so that a
+/// malformed one is refused before a pooled connection is taken.
+pub(crate) struct Asked {
+    account: Option<String>,
+    chat: Option<ChatRef>,
+}
+
+impl Asked {
+    /// `invalid_argument` for a malformed account id, or a chat that is neither a chat id nor a
+    /// phone number.
+    pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, RpcError> {
+        let account = account_id
+            .map(|a| read::account_name(Some(a)))
+            .transpose()?;
+        let chat = chat_id
+            .map(|c| {
+                if is_chat_id(c) {
+                    Ok(ChatRef::Opaque(c.to_owned()))
+                } else if let Some(d) = phone_digits(c) {
+                    Ok(ChatRef::Phone(d))
+                } else {
+                    Err(RpcError::invalid(
+                        "chat_id",
+                        "expected a chat_id or a phone number",
+                    ))
+                }
+            })
+            .transpose()?;
+        Ok(Self { account, chat })
+    }
+
+    /// The scope: without a chat, the account named (or the default one), looked up later with
+    /// the read's query ([`Scope::run`]); with one, that chat if the viewer may read it, looked
+    /// up now in one flight with the named account's check (`account_not_found` first, else
+    /// `chat_not_found`).
+    pub(crate) async fn scope(
+        self,
+        db: &impl GenericClient,
+        viewer: &Viewer,
+        context: &'static str,
+    ) -> Result<Scope, RpcError> {
+        let Some(chat_ref) = self.chat else {
+            return Ok(Scope {
+                account: read::account_name(self.account.as_deref())?,
+                chat: None,
+                unchecked: true,
+            });
+        };
+        let find = async {
+            read::find_chat(db, self.account.as_deref(), &chat_ref)
+                .await
+                .map_err(|e| read::internal(context, &e))
+        };
+        let found = match &self.account {
+            Some(account) => read::in_account(db, account, context, find).await?,
+            None => find.await?,
+        };
+        let chat = found
+            .filter(|c| viewer.can_read_chat(&c.chat_id))
+            .ok_or_else(no_chat)?;
+        Ok(Scope {
+            account: chat.account_id,
+            chat: Some(chat.chat_id),
+            unchecked: false,
+        })
+    }
 }
 
 /// `chat_not_found` for a chat outside the scope or missing (the same answer either way).

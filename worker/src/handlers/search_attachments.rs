@@ -10,7 +10,7 @@ use wazap_shared::wire::search::{
     SearchAttachmentsResponse,
 };
 
-use super::scope::scope_chat;
+use super::scope::Asked;
 use crate::archive::read;
 use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
 use crate::state::AppState;
@@ -64,15 +64,9 @@ pub async fn handle(
     {
         return Err(RpcError::invalid("before", "expected an attachment_id"));
     }
+    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let scope = scope_chat(
-        &db,
-        viewer,
-        req.account_id.as_deref(),
-        req.chat_id.as_deref(),
-        CONTEXT,
-    )
-    .await?;
+    let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;
     let search = async {
         let before = match &req.before {

@@ -8,7 +8,7 @@ use wazap_shared::wire::search::{
     SearchMessagesResponse,
 };
 
-use super::scope::scope_chat;
+use super::scope::Asked;
 use super::search_attachments::check_window;
 use crate::archive::read::search::{self, Before, Filters};
 use crate::archive::read::{self};
@@ -41,15 +41,9 @@ pub async fn handle(
     {
         return Err(RpcError::invalid("before", "expected a message_id"));
     }
+    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let scope = scope_chat(
-        &db,
-        viewer,
-        req.account_id.as_deref(),
-        req.chat_id.as_deref(),
-        CONTEXT,
-    )
-    .await?;
+    let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let (account, chat) = (&scope.account, &scope.chat);
     let search = async {
         let before = match &req.before {

@@ -11,7 +11,7 @@ use wazap_shared::wire::wait::{
     Cursor, MAX_WAIT_MESSAGES, WaitForMessagesRequest, WaitPollResponse,
 };
 
-use super::scope::scope_chat;
+use super::scope::Asked;
 use crate::archive::read;
 use crate::archive::read::wait::{self, After};
 use crate::state::AppState;
@@ -40,15 +40,9 @@ pub async fn handle(
             }
         }
     };
+    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let scope = scope_chat(
-        &db,
-        viewer,
-        req.account_id.as_deref(),
-        req.chat_id.as_deref(),
-        CONTEXT,
-    )
-    .await?;
+    let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;
     let respond = |messages: Vec<wazap_shared::wire::Message>, position: i64| WaitPollResponse {
         account_id: account.clone(),

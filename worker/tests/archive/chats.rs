@@ -355,7 +355,7 @@ async fn a_chat_merged_in_the_middle_of_a_history_page_keeps_its_statistics() {
 }
 
 #[tokio::test]
-async fn reads_naming_no_chat_refuse_an_unknown_account_and_answer_the_default_one() {
+async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     let h = Harness::start().await;
     inject(&h, text(&phone(ANA), "A1", at(1), "hello there")).await;
     let v = viewer_all();
@@ -454,5 +454,28 @@ async fn reads_naming_no_chat_refuse_an_unknown_account_and_answer_the_default_o
     .unwrap();
     assert_eq!(poll.messages.len(), 1);
     assert_eq!(poll.account_id, "default");
+
+    // A named chat with a named account: the account is checked with the chat's lookup.
+    let ana = contact(&h, &phone(ANA), None, "Ana").await;
+    let in_chat = |account: Option<String>, chat: &str| SearchMessagesRequest {
+        query: "hello".into(),
+        account_id: account,
+        chat_id: Some(chat.to_owned()),
+        ..Default::default()
+    };
+    let e = search_messages::handle(&h.state, &v, in_chat(other(), &ana))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    // A malformed chat is refused for its form, before any lookup.
+    let e = search_messages::handle(&h.state, &v, in_chat(other(), "not a chat"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.starts_with("chat_id:"), "{}", e.message);
+    let found = search_messages::handle(&h.state, &v, in_chat(Some("default".into()), &ana))
+        .await
+        .unwrap();
+    assert_eq!((found.count, found.account_id.as_str()), (1, "default"));
     h.finish().await;
 }
