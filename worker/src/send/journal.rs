@@ -3,9 +3,9 @@
 //! WhatsApp id — never the text or the bytes. Every state change commits before the next step,
 //! and the 100,000-key cap is a counter row updated by the reserving statement.
 
-use chrono::{DateTime, Utc};
 use std::sync::LazyLock;
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 

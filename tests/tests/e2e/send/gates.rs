@@ -297,6 +297,17 @@ async fn a_change_since_the_last_send_decides_the_very_next_one() -> anyhow::Res
     let log = s.transmissions().await?;
     assert_eq!(log.last().map(|t| t.recipient.as_str()), Some(moved));
 
+    // A token of another credential revision (as after a rotation elsewhere).
+    let stale = VerifiedGrant {
+        revision: s.grant.revision + 1,
+        ..s.grant.clone()
+    };
+    let e = send_text(&s.stack, &stale, &s.chat, "e0", "hi")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unauthenticated);
+    accepted("e00").await?;
+
     // A local connection's token used from elsewhere; then the connection revoked.
     let elsewhere = VerifiedGrant {
         loopback: false,
@@ -311,7 +322,7 @@ async fn a_change_since_the_last_send_decides_the_very_next_one() -> anyhow::Res
     let e = s.text(&s.chat, "e3", "hi").await.unwrap_err();
     assert_eq!(e.code, ErrorCode::Unauthenticated);
 
-    // Exactly the accepted sends left: a1 a2 b2 b3 c2 c3 d1 e2.
-    assert_eq!(s.transmissions().await?.len(), 8);
+    // Exactly the accepted sends left: a1 a2 b2 b3 c2 c3 d1 e00 e2.
+    assert_eq!(s.transmissions().await?.len(), 9);
     Ok(())
 }
