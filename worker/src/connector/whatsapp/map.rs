@@ -1,7 +1,8 @@
 //! WhatsApp's protobuf messages onto the archive's [`Inbound`]: who and where ([`from_live`]
 //! for decrypted live messages, [`from_history`] for history-sync entries) and what
 //! ([`content`], every DESIGN type). Media keep WhatsApp's download parameters
-//! ([`media::MediaParams`]) so `get_attachment` can fetch them later. Pure: no client, no I/O.
+//! ([`super::media::MediaParams`]) so `get_attachment` can fetch them later. Pure: no client,
+//! no I/O.
 
 mod content;
 mod stub;
