@@ -226,8 +226,8 @@ async fn send_tools_take_only_opaque_chat_ids() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A connection and a chat seen accepted at earlier sends reserve the next send in one round
-/// trip, on what the worker remembered, with Postgres checking it in the same transaction
+/// A connection and a chat seen accepted at earlier sends reserve the next send by one
+/// statement, on what the worker remembered, with Postgres checking that in the same statement
 /// (`send::fast`): whatever the owner or WhatsApp changed in between must still decide the
 /// very next send, and a refused send reserves and transmits nothing.
 #[tokio::test]
