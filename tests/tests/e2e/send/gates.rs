@@ -297,32 +297,29 @@ async fn a_change_since_the_last_send_decides_the_very_next_one() -> anyhow::Res
     let log = s.transmissions().await?;
     assert_eq!(log.last().map(|t| t.recipient.as_str()), Some(moved));
 
-    // A token of another credential revision (as after a rotation elsewhere).
+    // A token of another credential revision (as after a rotation elsewhere), and a local
+    // connection's token used from elsewhere: each refused, the right token then accepted.
     let stale = VerifiedGrant {
         revision: s.grant.revision + 1,
         ..s.grant.clone()
     };
-    let e = send_text(&s.stack, &stale, &s.chat, "e0", "hi")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::Unauthenticated);
-    accepted("e00").await?;
-
-    // A local connection's token used from elsewhere; then the connection revoked.
     let elsewhere = VerifiedGrant {
         loopback: false,
         ..s.grant.clone()
     };
-    let e = send_text(&s.stack, &elsewhere, &s.chat, "e1", "hi")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::Unauthenticated);
-    accepted("e2").await?;
+    for (key, wrong) in [("e0", stale), ("e1", elsewhere)] {
+        let e = send_text(&s.stack, &wrong, &s.chat, key, "hi")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Unauthenticated, "{key}");
+        accepted(&format!("{key}-after")).await?;
+    }
+    // Then the connection revoked.
     wazap_worker::grants::revoke_connection(&s.stack.pool, &s.grant.connection_id).await?;
     let e = s.text(&s.chat, "e3", "hi").await.unwrap_err();
     assert_eq!(e.code, ErrorCode::Unauthenticated);
 
-    // Exactly the accepted sends left: a1 a2 b2 b3 c2 c3 d1 e00 e2.
+    // Exactly the accepted sends left: a1 a2 b2 b3 c2 c3 d1 e0-after e1-after.
     assert_eq!(s.transmissions().await?.len(), 9);
     Ok(())
 }
