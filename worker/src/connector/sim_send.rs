@@ -14,6 +14,7 @@ use std::time::Duration;
 use chrono::Utc;
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::types::ToSql;
 use wazap_shared::RpcError;
 use wazap_shared::wire::send::MediaKind;
 use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions};
@@ -251,33 +252,42 @@ async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
     let sizes: Vec<Option<i64>> = rows.iter().map(|r| r.size).collect();
     let ptts: Vec<bool> = rows.iter().map(|r| r.ptt).collect();
     let captions: Vec<bool> = rows.iter().map(|r| r.caption).collect();
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    tx.batch_execute("set local synchronous_commit = off")
-        .await?;
-    tx.execute(
-        "insert into sim_transmissions
-           (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
-         select a, rc, w, k, m, s, p, c
-           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-                       $6::int8[], $7::bool[], $8::bool[])
-                with ordinality as r(a, rc, w, k, m, s, p, c, n)
-          order by n",
-        &[
-            &accounts,
-            &recipients,
-            &wa_ids,
-            &kinds,
-            &mimes,
-            &sizes,
-            &ptts,
-            &captions,
-        ],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(INSERT_LOG).await?;
+    let params: [&(dyn ToSql + Sync); 8] = [
+        &accounts,
+        &recipients,
+        &wa_ids,
+        &kinds,
+        &mimes,
+        &sizes,
+        &ptts,
+        &captions,
+    ];
+    // One flight: the transaction with its asynchronous commit, the rows, COMMIT (which rolls
+    // back when the insert failed).
+    let (begun, inserted, committed) = tokio::join!(
+        biased;
+        client.batch_execute("begin; set local synchronous_commit = off"),
+        client.execute(&stmt, &params),
+        client.batch_execute("commit"),
+    );
+    let done = begun.and(inserted.map(|_| ())).and(committed);
+    if done.is_err() && client.batch_execute("rollback").await.is_err() {
+        // A connection that cannot even roll back leaves the pool.
+        let _ = deadpool_postgres::Object::take(client);
+    }
+    Ok(done?)
 }
+
+/// The transmission-log insert of [`insert_rows`]: `$1..$8` are its columns as arrays.
+const INSERT_LOG: &str = "insert into sim_transmissions
+       (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
+     select a, rc, w, k, m, s, p, c
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                   $6::int8[], $7::bool[], $8::bool[])
+            with ordinality as r(a, rc, w, k, m, s, p, c, n)
+      order by n";
 
 fn attachment(
     mime_type: String,

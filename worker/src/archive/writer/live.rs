@@ -288,7 +288,7 @@ impl Ending {
         let apply = if now.is_empty() {
             None
         } else {
-            Some(db.prepare_cached(stats::APPLY).await?)
+            Some(db.prepare_cached(stats::statement(now)).await?)
         };
         let mut prepared = Vec::with_capacity(also.len());
         for a in also {
