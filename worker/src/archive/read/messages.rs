@@ -82,7 +82,8 @@ pub(crate) async fn page(
         let kinds: Vec<String> = types.iter().map(|t| t.as_str().to_owned()).collect();
         cond.push_str(&format!(" and m.kind = any({})", p.push(kinds)));
     }
-    let limit = p.push(i64::from(limit));
+    // The chat's index is the plan for any page size (see `Params::push_opaque`).
+    let limit = p.push_opaque(i64::from(limit));
     let sql = format!(
         "select m.message_id, m.ts, m.kind, m.text, m.from_me, m.private,
                 coalesce(k.name, m.sender_name), coalesce(g.into_chat_id, m.sender_chat_id),

@@ -169,11 +169,10 @@ pub(crate) async fn messages(
     // here (its few heap rows are all that is read). The query sits in its own materialized
     // CTE so the planner cannot see the words: seeing a prefix, it over-estimates the hits and
     // reads the table in order until CAP of them turn up (64 ms for 8,000 hits in 1M).
-    // The page size is read through a sub-select so that no plan knows it: a custom plan
-    // (made at every call) would see `limit 20` where a generic one guesses a tenth of CAP, so
-    // Postgres judged the generic plan dearer and planned every search anew (0.6–0.8 ms at
-    // 1M, more than the rare word's execution); with equal estimates it keeps the generic
-    // plan, which is the same plan: the words, hidden in `s`, never shaped it.
+    // The page size is read through a sub-select, as `Params::push_opaque` does (the walk
+    // below shares the parameter and must see it): the words, hidden in `s`, never shape
+    // this plan, and a visible limit made Postgres plan every search anew (0.6–0.8 ms at 1M,
+    // more than a rare word's execution).
     let by_word = format!(
         "with s as materialized (select {tsq} as q),
               w as materialized (select {cols} from messages m, s where {filter} limit {CAP})

@@ -47,21 +47,20 @@ pub(crate) async fn after(
     let mut p = Params::default();
     let acc = p.push(q.account.to_owned());
     // Across all chats the position index is the plan for any range, so the range and the
-    // limit are read through sub-selects that no plan sees: otherwise each poll's custom plan
-    // (made at every call: it sees a range of a few positions where a generic plan guesses
-    // thousands, so Postgres judged the generic plan dearer) cost ~0.45 ms at 1M messages,
-    // ten times the query. Restricted to some chats, the plan must see the range (a wide one
-    // is better read through the chat's index), so those polls keep their custom plans.
+    // limit are hidden from the planner (`Params::push_opaque`: each poll was planned anew,
+    // ~0.45 ms at 1M messages, ten times the query). Restricted to some chats, the plan must
+    // see the range (a wide one is better read through the chat's index), so those polls
+    // keep their custom plans.
     let narrow =
         q.chat_id.is_some() || matches!(viewer.scope.chats, ChatSelection::Selected { .. });
-    let opaque = |param: String| {
+    let bound = |p: &mut Params, value: i64| {
         if narrow {
-            param
+            p.push(value)
         } else {
-            format!("(select {param}::int8)")
+            p.push_opaque(value)
         }
     };
-    let (lo, hi) = (opaque(p.push(q.after)), opaque(p.push(q.upto)));
+    let (lo, hi) = (bound(&mut p, q.after), bound(&mut p, q.upto));
     let mut cond = chat_filter(viewer, "m.chat_id", &mut p);
     cond.push_str(" and ");
     cond.push_str(&time_filter(viewer, "m.ts", &mut p));
@@ -80,7 +79,7 @@ pub(crate) async fn after(
                             and r.from_me)))",
         );
     }
-    let limit = opaque(p.push(i64::try_from(q.limit).unwrap_or(i64::MAX)));
+    let limit = bound(&mut p, i64::try_from(q.limit).unwrap_or(i64::MAX));
     let sql = format!(
         "select m.message_id, m.ts, m.kind, m.text, m.from_me, m.private,
                 coalesce(k.name, m.sender_name), coalesce(g.into_chat_id, m.sender_chat_id),
