@@ -4,11 +4,11 @@
 //! messages), with `#private` redacted by the same row mapping as `read_messages`.
 
 use deadpool_postgres::GenericClient;
+use wazap_shared::wire::grants::ChatSelection;
 
 use super::messages::{ATTACHMENT_COLUMNS, to_message};
 use super::{Params, chat_filter, time_filter};
 use crate::viewer::Viewer;
-use wazap_shared::wire::grants::ChatSelection;
 
 /// What one poll asks for.
 #[derive(Debug, Clone, Copy)]
