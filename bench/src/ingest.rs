@@ -38,7 +38,7 @@ const SLAB: usize = 20_000;
 
 /// Migrate the database at `url` and ingest the benchmark's data set into it.
 pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures> {
-    let pool = wazap_worker::db::pool(url, 4)?;
+    let pool = wazap_worker::db::pool(url, wazap_worker::server::POOL_SIZE)?;
     wazap_worker::db::migrate(&pool).await?;
     let shutdown = CancellationToken::new();
     // As in the worker: statistics refreshed while the archive grows from empty.

@@ -27,7 +27,7 @@ pub use self::writer::AlsoCommit;
 use self::writer::{Command, Writer};
 
 /// Messages per history transaction: large enough for set-based speed, small enough that live
-/// messages wait at most one chunk.
+/// messages wait at most a few chunks (the ones in flight, `writer::LANES`, and one queued).
 pub const BATCH_CHUNK: usize = 2_000;
 
 /// The archive's identity, created with the database.
@@ -112,17 +112,24 @@ impl Archive {
         self.committed.clone()
     }
 
-    async fn call<T>(
+    /// Queue a command; its answer comes on the returned receiver.
+    async fn send<T>(
         &self,
         make: impl FnOnce(oneshot::Sender<anyhow::Result<T>>) -> Command,
-    ) -> anyhow::Result<T> {
+    ) -> anyhow::Result<oneshot::Receiver<anyhow::Result<T>>> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(make(reply))
             .await
             .map_err(|_| anyhow::anyhow!("the archive writer has stopped"))?;
-        rx.await
-            .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))?
+        Ok(rx)
+    }
+
+    async fn call<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<anyhow::Result<T>>) -> Command,
+    ) -> anyhow::Result<T> {
+        answer(self.send(make).await?).await
     }
 
     /// Queue one live message behind everything queued before it and return a future of its
@@ -144,20 +151,16 @@ impl Archive {
         message: Inbound,
         also: Option<AlsoCommit>,
     ) -> anyhow::Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>> {
-        let (reply, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Live {
+        let rx = self
+            .send(|reply| Command::Live {
                 account: account.to_owned(),
                 messages: vec![message],
                 also,
                 reply,
             })
-            .await
-            .map_err(|_| anyhow::anyhow!("the archive writer has stopped"))?;
+            .await?;
         Ok(async move {
-            let mut out = rx
-                .await
-                .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))??;
+            let mut out = answer(rx).await?;
             out.pop()
                 .ok_or_else(|| anyhow::anyhow!("the writer returned no outcome"))
         })
@@ -186,8 +189,9 @@ impl Archive {
             .await
     }
 
-    /// Store a history page, [`BATCH_CHUNK`] messages per transaction; returns how many
-    /// messages (and stories) were newly stored.
+    /// Store a history page, [`BATCH_CHUNK`] messages per transaction (several stored at
+    /// once, committed in any order, announced in order); returns how many messages (and
+    /// stories) were newly stored.
     pub async fn ingest_batch(&self, account: &str, messages: Vec<Inbound>) -> anyhow::Result<u32> {
         let outcomes = self.ingest_batch_outcomes(account, messages).await?;
         Ok(outcomes
@@ -210,21 +214,33 @@ impl Archive {
         let total = messages.len();
         let mut outcomes = Vec::with_capacity(total);
         let mut rest = messages.into_iter();
+        let mut sent = 0;
+        // Chunks queued ahead of the one awaited: enough to keep every lane busy while an
+        // answer travels back, few enough that live messages do not queue behind a page.
+        let mut waiting = std::collections::VecDeque::new();
         loop {
             let chunk: Vec<Inbound> = rest.by_ref().take(BATCH_CHUNK).collect();
             if chunk.is_empty() {
                 break;
             }
-            let last = outcomes.len() + chunk.len() >= total;
-            let out = self
-                .call(|reply| Command::Messages {
+            sent += chunk.len();
+            let rx = self
+                .send(|reply| Command::Messages {
                     account: account.to_owned(),
                     messages: chunk,
-                    last,
+                    last: sent >= total,
                     reply,
                 })
                 .await?;
-            outcomes.extend(out);
+            waiting.push_back(rx);
+            if waiting.len() > writer::LANES
+                && let Some(rx) = waiting.pop_front()
+            {
+                outcomes.extend(answer(rx).await?);
+            }
+        }
+        while let Some(rx) = waiting.pop_front() {
+            outcomes.extend(answer(rx).await?);
         }
         Ok(outcomes)
     }
@@ -304,4 +320,10 @@ impl Archive {
         })
         .await
     }
+}
+
+/// The writer's answer on `rx`.
+async fn answer<T>(rx: oneshot::Receiver<anyhow::Result<T>>) -> anyhow::Result<T> {
+    rx.await
+        .map_err(|_| anyhow::anyhow!("the archive writer stopped before answering"))?
 }

@@ -1,23 +1,27 @@
 //! The single writer (DESIGN §8): one task owns every archive write. Commands arrive on an mpsc
 //! queue with a oneshot reply each; the task assigns `messages.position` from its own counter
-//! and commits one transaction at a time, so positions become visible in commit order (a reader
-//! never sees position 11 before 10). After each commit the highest stored position goes out on
-//! a watch channel. Consecutive live messages are committed together; history arrives in
-//! chunks, so live messages queue between chunks instead of behind a whole history page.
+//! and commits in position order, so positions become visible in order (a reader never sees
+//! position 11 before 10). After each commit the highest stored position goes out on a watch
+//! channel. Consecutive live messages are committed together; history arrives in chunks, so
+//! live messages queue between chunks instead of behind a whole history page, and up to
+//! [`LANES`] history chunks are written at once, each committing in its turn (`lanes`).
 
 mod aliases;
 mod chats;
+mod lanes;
 mod live;
 pub(crate) mod messages;
 pub(crate) mod stats;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use deadpool_postgres::{GenericClient, Pool};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::chats::{ChatCache, Merged};
+pub(crate) use self::lanes::LANES;
+use self::lanes::Lanes;
 pub use self::live::AlsoCommit;
 use self::live::Delivery;
 use self::stats::Pending;
@@ -100,6 +104,10 @@ pub(crate) struct Writer {
     pending: Pending,
     /// The archive policy's excluded chats as the live path last read them (`live`).
     excluded: Option<live::Policy>,
+    /// History chunks being stored beside each other (`lanes`).
+    lanes: Lanes,
+    /// Last chunks of history pages, committed, answered once their statistics are applied.
+    unflushed: Vec<(Reply<Vec<IngestOutcome>>, Vec<IngestOutcome>)>,
 }
 
 impl Writer {
@@ -111,6 +119,8 @@ impl Writer {
         committed: watch::Sender<i64>,
     ) -> Self {
         Self {
+            lanes: Lanes::new(pool.clone()),
+            unflushed: Vec::new(),
             pool,
             key,
             next_position: last_position + 1,
@@ -122,9 +132,9 @@ impl Writer {
         }
     }
 
-    /// Serve commands until `shutdown` or until every sender is gone. The command in hand is
-    /// finished first; queued ones are dropped (their callers see the writer gone). Pending
-    /// chat statistics are flushed on the way out.
+    /// Serve commands until `shutdown` or until every sender is gone. The command in hand and
+    /// the history chunks in flight are finished first; queued ones are dropped (their callers
+    /// see the writer gone). Pending chat statistics are flushed on the way out.
     pub(crate) async fn run(
         mut self,
         mut rx: mpsc::Receiver<Command>,
@@ -132,17 +142,28 @@ impl Writer {
     ) {
         let mut held: Option<Command> = None;
         loop {
+            if self.flush_due() {
+                self.flush().await;
+            }
             let cmd = match held.take() {
                 Some(c) => c,
                 None => tokio::select! {
                     biased;
                     () = shutdown.cancelled() => break,
-                    c = rx.recv() => match c {
+                    Some(f) = self.lanes.next(), if !self.lanes.is_empty() => {
+                        self.finish(f);
+                        continue;
+                    }
+                    c = rx.recv(), if self.lanes.has_room() => match c {
                         Some(c) => c,
                         None => break,
                     },
                 },
             };
+            if !matches!(cmd, Command::Messages { .. }) {
+                // Everything but history sees the archive with no chunk in flight.
+                self.drain().await;
+            }
             match cmd {
                 Command::Live {
                     account,
@@ -186,10 +207,7 @@ impl Writer {
                     messages,
                     last,
                     reply,
-                } => {
-                    let r = self.messages(&account, &messages, last).await;
-                    let _ = reply.send(r);
-                }
+                } => self.history(account, messages, last, reply).await,
                 Command::Contact {
                     account,
                     update,
@@ -234,8 +252,12 @@ impl Writer {
                 }
             }
         }
+        self.drain().await;
         if let Err(e) = self.pending.flush_all(&self.pool).await {
             tracing::warn!(error = %e, "chat statistics not flushed at shutdown; repaired at next start");
+        }
+        for (reply, outcomes) in self.unflushed.drain(..) {
+            let _ = reply.send(Ok(outcomes));
         }
         tracing::debug!("archive writer stopped");
     }
@@ -287,16 +309,7 @@ impl Writer {
         let mut client = pool.get().await?;
         let tx = client.transaction().await?;
         let state = self.account(&tx, account).await?;
-        let stmt = tx
-            .prepare_cached("select excluded_chats from archive_policy")
-            .await?;
-        let excluded: HashSet<String> = tx
-            .query_opt(&stmt, &[])
-            .await?
-            .map(|r| r.get::<_, Vec<String>>(0))
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let excluded = messages::excluded_chats(&tx).await?;
         let ctx = messages::Ctx {
             key: &self.key,
             account,

@@ -118,6 +118,22 @@ impl Pending {
         Ok(Step::Deferred(deltas))
     }
 
+    /// History chunks deferred since the last flush.
+    pub(crate) fn chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// Set `archive_meta.chat_stats_dirty` now (committed on its own) unless it is set: for
+    /// chunks whose deltas will be deferred by a transaction that does not [`Pending::stage`]
+    /// them (one stored beside others must not write the same row as they do).
+    pub(crate) async fn mark_dirty(&mut self, pool: &Pool) -> anyhow::Result<()> {
+        if !self.marked {
+            set_dirty(&pool.get().await?, true).await?;
+            self.marked = true;
+        }
+        Ok(())
+    }
+
     /// What a live transaction applies: its `deltas` with the pending deltas of the same
     /// chats folded in, and the step to record once it commits.
     pub(crate) fn live(&self, account: &str, deltas: Deltas) -> (Deltas, Step) {
@@ -181,9 +197,10 @@ impl Pending {
         }
     }
 
-    /// Apply every pending delta (at shutdown).
+    /// Apply every pending delta and clear the dirty mark (after history pages stored in
+    /// lanes, and at shutdown).
     pub(crate) async fn flush_all(&mut self, pool: &Pool) -> anyhow::Result<()> {
-        if self.per_account.values().all(Deltas::is_empty) {
+        if !self.marked && self.per_account.values().all(Deltas::is_empty) {
             return Ok(());
         }
         let mut client = pool.get().await?;

@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 use deadpool_postgres::GenericClient;
 use wazap_shared::wire::MessageType;
 
-use self::rows::{AttachmentRows, MessageRows, Owner, Parsed, StoryRows, TargetUpdate, parse};
+pub(crate) use self::rows::Parsed;
+use self::rows::{AttachmentRows, MessageRows, Owner, StoryRows, TargetUpdate, parse};
 use super::chats::{self, ChatCache};
 use super::stats::{ChatDelta, Deltas};
 use crate::archive::ids::IdKey;
@@ -71,7 +72,32 @@ pub(crate) async fn write(
     next_position: &mut i64,
     messages: &[Inbound],
 ) -> anyhow::Result<Written> {
-    let parsed: Vec<Option<Parsed>> = messages.iter().map(parse).collect();
+    let parsed = parse_all(messages);
+    let ids = chats::resolve(tx, ctx.key, cache, ctx.account, &wanted(&parsed)).await?;
+    write_resolved(tx, ctx, &ids, &parsed, next_position, messages).await
+}
+
+/// The chat ids the archive policy excludes, as `tx` sees them.
+pub(crate) async fn excluded_chats(tx: &impl GenericClient) -> anyhow::Result<HashSet<String>> {
+    let stmt = tx
+        .prepare_cached("select excluded_chats from archive_policy")
+        .await?;
+    Ok(tx
+        .query_opt(&stmt, &[])
+        .await?
+        .map(|r| r.get::<_, Vec<String>>(0))
+        .unwrap_or_default()
+        .into_iter()
+        .collect())
+}
+
+/// Each message's JIDs, parsed (`None`: not ones the archive understands).
+pub(crate) fn parse_all(messages: &[Inbound]) -> Vec<Option<Parsed>> {
+    messages.iter().map(parse).collect()
+}
+
+/// The canonical JIDs a chunk's messages need chat ids for (chats and group senders).
+pub(crate) fn wanted(parsed: &[Option<Parsed>]) -> Vec<(&str, JidKind)> {
     let mut wanted: Vec<(&str, JidKind)> = Vec::new();
     for p in parsed.iter().flatten() {
         if p.chat.kind != JidKind::Status {
@@ -81,9 +107,33 @@ pub(crate) async fn write(
             wanted.push((&s.canonical, JidKind::Direct));
         }
     }
-    let ids = chats::resolve(tx, ctx.key, cache, ctx.account, &wanted).await?;
+    wanted
+}
+
+/// True when no message of the chunk reads or changes another archived message or a story
+/// (edits, deletes and reactions with a target; status posts): such a chunk may be stored
+/// beside another one in flight, as nothing in it depends on that one's rows.
+pub(crate) fn independent(messages: &[Inbound], parsed: &[Option<Parsed>]) -> bool {
+    messages.iter().zip(parsed).all(|(m, p)| {
+        let targets = m.target_wa_id.as_deref().is_some_and(|t| !t.is_empty())
+            && (m.edit || matches!(m.kind, MessageType::Deleted | MessageType::Reaction));
+        let story = p.as_ref().is_some_and(|p| p.chat.kind == JidKind::Status);
+        !targets && !story
+    })
+}
+
+/// [`write`] with the chats already resolved (`ids`: canonical JID → chat id, covering
+/// [`wanted`] of `parsed`).
+pub(crate) async fn write_resolved(
+    tx: &impl GenericClient,
+    ctx: &Ctx<'_>,
+    ids: &HashMap<String, String>,
+    parsed: &[Option<Parsed>],
+    next_position: &mut i64,
+    messages: &[Inbound],
+) -> anyhow::Result<Written> {
     let chat_of = |j: &crate::archive::jid::Jid| ids.get(&j.canonical).cloned();
-    let merged_dups = merged_duplicates(tx, ctx, messages, &parsed, &ids).await?;
+    let merged_dups = merged_duplicates(tx, ctx, messages, parsed, ids).await?;
 
     let mut outcomes: Vec<Option<IngestOutcome>> = vec![None; messages.len()];
     let mut rows = MessageRows::default();
@@ -91,7 +141,7 @@ pub(crate) async fn write(
     let mut edits: Vec<TargetUpdate<'_>> = Vec::new();
     let mut deletes: Vec<TargetUpdate<'_>> = Vec::new();
     let mut reactions: Vec<usize> = Vec::new(); // rows
-    for (i, (m, p)) in messages.iter().zip(&parsed).enumerate() {
+    for (i, (m, p)) in messages.iter().zip(parsed).enumerate() {
         let Some(p) = p else {
             outcomes[i] = Some(IngestOutcome::Invalid);
             continue;
@@ -217,9 +267,9 @@ pub(crate) async fn write(
     written.deltas = deltas(
         ctx,
         messages,
-        &parsed,
+        parsed,
         &[(&rows, &stored), (&orphans, &stored_orphans)],
-        &ids,
+        ids,
     );
     written.outcomes = outcomes
         .into_iter()

@@ -13,9 +13,16 @@ use crate::archive::model::{Inbound, InboundAttachment};
 use crate::archive::private::has_private_tag;
 
 /// Parsed JIDs of one input message.
-pub(super) struct Parsed {
+pub(crate) struct Parsed {
     pub(super) chat: Jid,
     pub(super) sender: Option<Jid>,
+}
+
+impl Parsed {
+    /// The chat's canonical JID.
+    pub(crate) fn chat_jid(&self) -> &str {
+        &self.chat.canonical
+    }
 }
 
 /// Parse a message's JIDs; `None` when they are not ones the archive understands.
