@@ -508,7 +508,7 @@ async fn history_chunks_written_together_store_a_shared_message_once_and_keep_st
     let n = wazap_worker::archive::BATCH_CHUNK;
     let msg = |i: usize| {
         plain(
-            &phone(&format!("9725041{:05}", i % 40)),
+            &phone(&format!("9725041{:05}", i % 400)),
             &format!("S{i}"),
             i as i64,
         )
@@ -579,7 +579,8 @@ async fn history_chunks_written_together_store_a_shared_message_once_and_keep_st
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 3 * n as i64);
     assert_eq!(*h.archive.committed().borrow(), row.get::<_, i64>(1));
-    // Every chat's statistics count the chunks written beside each other.
+    // Every chat's statistics (400 chats: applied in two halves) count the chunks written
+    // beside each other.
     let wrong: i64 = client
         .query_one(
             "select count(*) from chats c

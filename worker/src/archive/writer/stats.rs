@@ -203,16 +203,42 @@ impl Pending {
         if !self.marked && self.per_account.values().all(Deltas::is_empty) {
             return Ok(());
         }
-        let mut client = pool.get().await?;
-        let tx = client.transaction().await?;
         for (account, deltas) in &self.per_account {
-            apply(&tx, account, deltas).await?;
+            apply_halves(pool, account, deltas).await?;
         }
-        set_dirty(&tx, false).await?;
-        tx.commit().await?;
+        // Cleared only after every half committed: a crash in between leaves it set, and the
+        // next start recomputes.
+        set_dirty(&pool.get().await?, false).await?;
         *self = Self::default();
         Ok(())
     }
+}
+
+/// Deltas below this many chats are applied in one statement.
+const HALVES_FROM: usize = 256;
+
+/// Apply history `deltas` in two halves on two connections at once: a history page can touch
+/// thousands of chats, and this is the one step of its ingest nothing else runs beside. The
+/// halves share no chat, and history deltas can be applied twice (they carry no unread
+/// count), so a half that fails leaves the whole to be applied again.
+async fn apply_halves(pool: &Pool, account: &str, deltas: &Deltas) -> anyhow::Result<()> {
+    if deltas.len() < HALVES_FROM {
+        return apply(&pool.get().await?, account, deltas).await;
+    }
+    let (a, b) = (pool.get().await?, pool.get().await?);
+    let (sa, sb) = (
+        a.prepare_cached(APPLY).await?,
+        b.prepare_cached(APPLY).await?,
+    );
+    let (ca, cb) = (
+        Columns::of(deltas.iter().step_by(2)),
+        Columns::of(deltas.iter().skip(1).step_by(2)),
+    );
+    let (pa, pb) = (ca.params(&account), cb.params(&account));
+    let (ra, rb) = tokio::join!(a.execute(&sa, &pa), b.execute(&sb, &pb));
+    ra?;
+    rb?;
+    Ok(())
 }
 
 /// Apply `deltas` to the chats of `account`, touching only rows that change.
@@ -285,8 +311,9 @@ pub(crate) struct Columns<'a> {
 
 impl<'a> Columns<'a> {
     /// The arrays of `deltas`, one element per chat.
-    pub(crate) fn of(deltas: &'a Deltas) -> Self {
-        let n = deltas.len();
+    pub(crate) fn of(deltas: impl IntoIterator<Item = (&'a String, &'a ChatDelta)>) -> Self {
+        let deltas = deltas.into_iter();
+        let n = deltas.size_hint().0;
         let mut c = Columns {
             chat: Vec::with_capacity(n),
             ts: Vec::with_capacity(n),
