@@ -26,6 +26,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0007_search_lexemes",
         include_str!("migrations/0007_search_lexemes.sql"),
     ),
+    (
+        "0008_message_keys",
+        include_str!("migrations/0008_message_keys.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker
