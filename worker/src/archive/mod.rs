@@ -189,9 +189,10 @@ impl Archive {
             .await
     }
 
-    /// Store a history page, [`BATCH_CHUNK`] messages per transaction (several stored at
-    /// once, committed in any order, announced in order); returns how many messages (and
-    /// stories) were newly stored.
+    /// Store a history page, [`BATCH_CHUNK`] messages per transaction (two written at once,
+    /// committed in position order; the page's chat statistics are current when it returns);
+    /// returns how many messages (and stories) were newly stored. On an error, chunks queued
+    /// behind the failed one may still be stored: a retry of the page finds them archived.
     pub async fn ingest_batch(&self, account: &str, messages: Vec<Inbound>) -> anyhow::Result<u32> {
         let outcomes = self.ingest_batch_outcomes(account, messages).await?;
         Ok(outcomes
