@@ -5,8 +5,8 @@
 //! [`LANES`] chunks are in flight. Only chunks that depend on no other archived message
 //! ([`messages::independent`]) go this way; every other command waits until the lanes are
 //! empty. Chat statistics of lane chunks are deferred; after a page's last chunk (or every
-//! [`FLUSH_CHUNKS`]) the writer lets the lanes empty and applies them in a transaction of its
-//! own before it answers that chunk.
+//! [`FLUSH_CHUNKS`]) the writer lets the lanes empty and applies them (`Pending::flush_all`)
+//! before it answers that chunk.
 //!
 //! Positions still become visible in order (DESIGN §8): chunks insert at the same time but
 //! commit one after the other, in position order — each waits for its predecessor's turn to
