@@ -11,6 +11,7 @@ mod chats;
 mod lanes;
 mod live;
 pub(crate) mod messages;
+mod people;
 pub(crate) mod stats;
 
 use std::collections::HashMap;
@@ -359,75 +360,6 @@ impl Writer {
             });
         }
         written.outcomes
-    }
-
-    async fn contact(&mut self, account: &str, update: &ContactUpdate) -> anyhow::Result<String> {
-        let r = self.contact_tx(account, update).await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
-    }
-
-    async fn contact_tx(
-        &mut self,
-        account: &str,
-        update: &ContactUpdate,
-    ) -> anyhow::Result<String> {
-        let pool = self.pool.clone();
-        let mut client = pool.get().await?;
-        let tx = client.transaction().await?;
-        self.account(&tx, account).await?;
-        let merged = &mut self.accounts.get_mut(account).expect("loaded above").merged;
-        let chat =
-            chats::upsert_contact(&tx, &self.key, &mut self.cache, merged, account, update).await?;
-        tx.commit().await?;
-        self.repoint_pending(account);
-        Ok(chat)
-    }
-
-    /// After a commit that may have merged chats: history deltas still pending for a chat
-    /// merged away belong to the chat that absorbed it (the other row is gone).
-    fn repoint_pending(&mut self, account: &str) {
-        if let Some(state) = self.accounts.get(account) {
-            self.pending.repoint(account, &state.merged);
-        }
-    }
-
-    async fn group(&mut self, account: &str, update: &GroupUpdate) -> anyhow::Result<String> {
-        let r = async {
-            let pool = self.pool.clone();
-            let mut client = pool.get().await?;
-            let tx = client.transaction().await?;
-            self.account(&tx, account).await?;
-            let chat =
-                chats::upsert_group(&tx, &self.key, &mut self.cache, account, update).await?;
-            tx.commit().await?;
-            Ok(chat)
-        }
-        .await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
-    }
-
-    async fn set_own(
-        &mut self,
-        account: &str,
-        jid: Option<&str>,
-        lid: Option<&str>,
-    ) -> anyhow::Result<()> {
-        let pool = self.pool.clone();
-        let mut client = pool.get().await?;
-        let tx = client.transaction().await?;
-        self.account(&tx, account).await?;
-        let own = chats::set_own(&tx, account, jid, lid).await?;
-        tx.commit().await?;
-        if let Some(a) = self.accounts.get_mut(account) {
-            a.own = own;
-        }
-        Ok(())
     }
 
     /// Drop cached state a failed transaction may have made wrong (it reloads on demand).
