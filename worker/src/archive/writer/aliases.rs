@@ -30,10 +30,7 @@ impl Writer {
         pairs: &[(String, String)],
     ) -> anyhow::Result<usize> {
         let r = self.link_tx(account, pairs).await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
+        self.forgetting(r)
     }
 
     async fn link_tx(
@@ -162,10 +159,7 @@ impl Writer {
         live: bool,
     ) -> anyhow::Result<Vec<Option<IngestOutcome>>> {
         let r = self.replace_tx(account, messages, live).await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
+        self.forgetting(r)
     }
 
     async fn replace_tx(

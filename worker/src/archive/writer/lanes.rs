@@ -254,10 +254,7 @@ impl Writer {
             Some(known) => known,
             None => {
                 let r = self.resolve_committed(&account, &wanted).await;
-                if r.is_err() {
-                    self.forget();
-                }
-                r?
+                self.forgetting(r)?
             }
         };
         self.pending.mark_dirty(&self.pool).await?;

@@ -294,10 +294,7 @@ impl Writer {
         last: bool,
     ) -> anyhow::Result<Vec<IngestOutcome>> {
         let result = self.messages_tx(account, messages, last).await;
-        if result.is_err() {
-            self.forget();
-        }
-        result
+        self.forgetting(result)
     }
 
     async fn messages_tx(
@@ -360,6 +357,14 @@ impl Writer {
             });
         }
         written.outcomes
+    }
+
+    /// `r`, after [`Writer::forget`] when it is an error.
+    fn forgetting<T>(&mut self, r: anyhow::Result<T>) -> anyhow::Result<T> {
+        if r.is_err() {
+            self.forget();
+        }
+        r
     }
 
     /// Drop cached state a failed transaction may have made wrong (it reloads on demand).

@@ -6,16 +6,14 @@ use super::{Writer, chats};
 use crate::archive::model::{ContactUpdate, GroupUpdate};
 
 impl Writer {
+    /// Add or update a contact (linking its LID, which may merge two chats).
     pub(super) async fn contact(
         &mut self,
         account: &str,
         update: &ContactUpdate,
     ) -> anyhow::Result<String> {
         let r = self.contact_tx(account, update).await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
+        self.forgetting(r)
     }
 
     async fn contact_tx(
@@ -43,6 +41,7 @@ impl Writer {
         }
     }
 
+    /// Add or update a group.
     pub(super) async fn group(
         &mut self,
         account: &str,
@@ -59,12 +58,10 @@ impl Writer {
             Ok(chat)
         }
         .await;
-        if r.is_err() {
-            self.forget();
-        }
-        r
+        self.forgetting(r)
     }
 
+    /// Record the account's own JID and/or LID.
     pub(super) async fn set_own(
         &mut self,
         account: &str,
