@@ -115,11 +115,15 @@ pub(crate) fn wanted(parsed: &[Option<Parsed>]) -> Vec<(&str, JidKind)> {
 /// beside another one in flight, as nothing in it depends on that one's rows.
 pub(crate) fn independent(messages: &[Inbound], parsed: &[Option<Parsed>]) -> bool {
     messages.iter().zip(parsed).all(|(m, p)| {
-        let targets = m.target_wa_id.as_deref().is_some_and(|t| !t.is_empty())
-            && (m.edit || matches!(m.kind, MessageType::Deleted | MessageType::Reaction));
         let story = p.as_ref().is_some_and(|p| p.chat.kind == JidKind::Status);
-        !targets && !story
+        !changes_another(m) && !story
     })
+}
+
+/// An edit, delete or reaction aimed at another message: applying it reads that message.
+fn changes_another(m: &Inbound) -> bool {
+    m.target_wa_id.as_deref().is_some_and(|t| !t.is_empty())
+        && (m.edit || matches!(m.kind, MessageType::Deleted | MessageType::Reaction))
 }
 
 /// [`write`] with the chats already resolved (`ids`: canonical JID → chat id, covering

@@ -12,11 +12,10 @@ use std::future::Future;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
-use wazap_shared::wire::MessageType;
 
 use super::rows::{AttachmentRows, MessageRows, Parsed, parse};
 use super::store;
-use super::{Ctx, Written, deltas, record};
+use super::{Ctx, Written, changes_another, deltas, record};
 use crate::archive::jid::JidKind;
 use crate::archive::model::{Inbound, IngestOutcome};
 use crate::archive::writer::chats::ChatCache;
@@ -70,9 +69,7 @@ pub(crate) fn plan<'m>(
     let mut rows = MessageRows::default();
     let mut outcomes: Vec<Option<IngestOutcome>> = vec![None; messages.len()];
     for (i, (m, p)) in messages.iter().zip(&parsed).enumerate() {
-        let targeted = m.target_wa_id.as_deref().is_some_and(|t| !t.is_empty());
-        if targeted && (m.edit || m.kind == MessageType::Deleted || m.kind == MessageType::Reaction)
-        {
+        if changes_another(m) {
             return None;
         }
         let chat_id = ids[&p.chat.canonical].clone();
