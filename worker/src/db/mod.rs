@@ -30,6 +30,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0008_message_keys",
         include_str!("migrations/0008_message_keys.sql"),
     ),
+    (
+        "0009_id_collation",
+        include_str!("migrations/0009_id_collation.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker
