@@ -58,68 +58,180 @@ fn fold_special(c: char, out: &mut String) -> bool {
     true
 }
 
-/// The tokens of `text`, in order (repeats included).
-pub(crate) fn tokens(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut Vec<Token>| {
-        if !word.is_empty() {
-            let w = std::mem::take(word);
-            if w.len() <= MAX_LEXEME_BYTES {
-                out.push(Token::Word(w));
-            }
+/// One lexeme as the scanner hands it over, borrowed from its buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lexeme<'a> {
+    /// A folded word.
+    Word(&'a str),
+    /// One emoji code point.
+    Emoji(char),
+}
+
+/// What one character does to the word being cut, as the general rule ([`fold_general`])
+/// decides; cached for every two-byte character (Latin accents, Greek, Cyrillic, Hebrew,
+/// Arabic…), where lower-casing and decomposing dominated the ingest's share of this module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fold {
+    /// Append these letters (empty for a combining mark, which the rule drops).
+    Letters(Box<str>),
+    /// End the word here.
+    Separator,
+    /// Anything else: take the general path.
+    General,
+}
+
+/// One step of the general rule for one character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Push(char),
+    Break,
+    Emoji(char),
+}
+
+/// The general rule for one non-ASCII character: lower-case, decompose, drop combining marks,
+/// fold the few letters without a decomposition.
+fn fold_general(c: char, mut step: impl FnMut(Step)) {
+    for c in c.to_lowercase().nfd() {
+        if is_combining_mark(c) {
+            continue;
         }
-    };
-    let mut folded = String::new();
+        if c.is_alphanumeric() {
+            let mut special = String::new();
+            if fold_special(c, &mut special) {
+                special.chars().for_each(|c| step(Step::Push(c)));
+            } else {
+                step(Step::Push(c));
+            }
+            continue;
+        }
+        step(Step::Break);
+        if is_emoji(c) {
+            step(Step::Emoji(c));
+        }
+    }
+}
+
+/// The first code point past the cached table (every two-byte UTF-8 character lies below it).
+const TABLE_END: u32 = 0x800;
+
+/// [`Fold`] of each character from U+0080 to [`TABLE_END`], worked out once by the general rule.
+fn two_byte_table() -> &'static [Fold] {
+    static TABLE: std::sync::OnceLock<Vec<Fold>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0x80..TABLE_END)
+            .map(|u| {
+                let mut steps = Vec::new();
+                if let Some(c) = char::from_u32(u) {
+                    fold_general(c, |s| steps.push(s));
+                }
+                if steps.iter().all(|s| matches!(s, Step::Push(_))) {
+                    let letters: String = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Push(c) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    Fold::Letters(letters.into())
+                } else if steps.iter().all(|s| *s == Step::Break) {
+                    Fold::Separator
+                } else {
+                    Fold::General
+                }
+            })
+            .collect()
+    })
+}
+
+/// Cut `text` by the rule and hand each lexeme to `f`, in order (repeats included).
+fn scan(text: &str, mut f: impl FnMut(Lexeme<'_>)) {
+    fn flush(word: &mut String, f: &mut impl FnMut(Lexeme<'_>)) {
+        if !word.is_empty() {
+            if word.len() <= MAX_LEXEME_BYTES {
+                f(Lexeme::Word(word));
+            }
+            word.clear();
+        }
+    }
+    let mut word = String::new();
+    let table = two_byte_table();
     for c in text.chars() {
         // ASCII (most text, and every separator) needs no decomposition.
         if c.is_ascii() {
             if c.is_ascii_alphanumeric() {
                 word.push(c.to_ascii_lowercase());
             } else {
-                flush(&mut word, &mut out);
+                flush(&mut word, &mut f);
             }
             continue;
         }
-        folded.clear();
-        folded.extend(c.to_lowercase().nfd());
-        for c in folded.chars() {
-            if is_combining_mark(c) {
-                continue;
-            }
-            if c.is_alphanumeric() {
-                if !fold_special(c, &mut word) {
-                    word.push(c);
-                }
-                continue;
-            }
-            flush(&mut word, &mut out);
-            if is_emoji(c) {
-                out.push(Token::Emoji(c));
-            }
+        let fold = table.get((c as u32 - 0x80) as usize);
+        match fold {
+            Some(Fold::Letters(letters)) => word.push_str(letters),
+            Some(Fold::Separator) => flush(&mut word, &mut f),
+            Some(Fold::General) | None => fold_general(c, |step| match step {
+                Step::Push(c) => word.push(c),
+                Step::Break => flush(&mut word, &mut f),
+                Step::Emoji(e) => f(Lexeme::Emoji(e)),
+            }),
         }
     }
-    flush(&mut word, &mut out);
+    flush(&mut word, &mut f);
+}
+
+/// The tokens of `text`, in order (repeats included).
+pub(crate) fn tokens(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    scan(text, |l| {
+        out.push(match l {
+            Lexeme::Word(w) => Token::Word(w.to_owned()),
+            Lexeme::Emoji(c) => Token::Emoji(c),
+        })
+    });
     out
 }
+
+/// Lexemes one message may repeat-check by a plain scan of what it already kept; past this a
+/// hash set takes over (a message is a few dozen words; a pasted book is not).
+const SCAN_DISTINCT: usize = 32;
 
 /// The distinct lexemes of `text`, space-separated in first-seen order (the column's format:
 /// `string_to_array(lexemes, ' ')`), or `None` when it has none.
 pub(crate) fn of_text(text: &str) -> Option<String> {
     let mut out = String::new();
-    let mut seen = std::collections::HashSet::new();
-    for t in tokens(text) {
-        let lexeme = t.as_lexeme();
+    // Where each kept lexeme lies in `out`, while few; then the set of them.
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut seen: Option<std::collections::HashSet<String>> = None;
+    let mut full = false;
+    scan(text, |l| {
+        if full {
+            return;
+        }
+        let mut utf8 = [0u8; 4];
+        let lexeme: &str = match l {
+            Lexeme::Word(w) => w,
+            Lexeme::Emoji(c) => c.encode_utf8(&mut utf8),
+        };
         if out.len() + lexeme.len() + 1 > MAX_TOTAL_BYTES {
-            break;
+            full = true;
+            return;
         }
-        if seen.insert(lexeme.clone().into_owned()) {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&lexeme);
+        let repeat = match &mut seen {
+            Some(set) => !set.insert(lexeme.to_owned()),
+            None => spans.iter().any(|&(a, b)| &out[a..b] == lexeme),
+        };
+        if repeat {
+            return;
         }
-    }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        spans.push((out.len(), out.len() + lexeme.len()));
+        out.push_str(lexeme);
+        if seen.is_none() && spans.len() > SCAN_DISTINCT {
+            seen = Some(spans.iter().map(|&(a, b)| out[a..b].to_owned()).collect());
+        }
+    });
     Some(out).filter(|s| !s.is_empty())
 }
 
@@ -146,6 +258,85 @@ mod tests {
             Some("a 🙂 b 👍 🏽 ❤ party")
         );
         assert!(!is_emoji('\u{FE0F}'));
+    }
+
+    /// The rule without the cached table: every non-ASCII character by [`fold_general`].
+    fn tokens_general(text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut Vec<Token>| {
+            let w = std::mem::take(word);
+            if !w.is_empty() && w.len() <= MAX_LEXEME_BYTES {
+                out.push(Token::Word(w));
+            }
+        };
+        for c in text.chars() {
+            if c.is_ascii() {
+                if c.is_ascii_alphanumeric() {
+                    word.push(c.to_ascii_lowercase());
+                } else {
+                    flush(&mut word, &mut out);
+                }
+                continue;
+            }
+            fold_general(c, |s| match s {
+                Step::Push(c) => word.push(c),
+                Step::Break => flush(&mut word, &mut out),
+                Step::Emoji(e) => out.push(Token::Emoji(e)),
+            });
+        }
+        flush(&mut word, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_cached_table_cuts_every_two_byte_character_as_the_general_rule() {
+        let table = two_byte_table();
+        assert!(table.contains(&Fold::Separator));
+        assert!(table.contains(&Fold::Letters("".into())));
+        for u in 0x80..TABLE_END {
+            let c = char::from_u32(u).unwrap();
+            for text in [
+                format!("{c}"),
+                format!("ab{c}cd"),
+                format!("x {c}{c} 9{c}"),
+                format!("שָׁ{c}é"),
+            ] {
+                assert_eq!(
+                    tokens(&text),
+                    tokens_general(&text),
+                    "U+{u:04X} in {text:?}"
+                );
+            }
+        }
+        // Hebrew letters and Latin accents take the table, not the general path.
+        for c in ['א', 'ת', 'ã', 'é', 'ç', 'Ä', 'ß'] {
+            assert!(
+                matches!(table[(c as u32 - 0x80) as usize], Fold::Letters(_)),
+                "{c}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeats_are_found_past_the_plain_scan() {
+        // Twice the words the plain scan checks, each said three times, in shuffled order.
+        let words: Vec<String> = (0..2 * SCAN_DISTINCT).map(|i| format!("w{i}")).collect();
+        let mut text = String::new();
+        for round in 0..3 {
+            for i in 0..words.len() {
+                text.push_str(&words[(i * 7 + round) % words.len()]);
+                text.push(' ');
+            }
+        }
+        let lexemes = of_text(&text).unwrap();
+        let kept: Vec<&str> = lexemes.split(' ').collect();
+        let distinct: std::collections::HashSet<&str> = kept.iter().copied().collect();
+        assert_eq!(kept.len(), words.len());
+        assert_eq!(distinct.len(), words.len());
+        // First-seen order.
+        assert_eq!(kept[0], "w0");
+        assert_eq!(kept[1], "w7");
     }
 
     #[test]
