@@ -83,8 +83,11 @@ enum Fold {
 /// One step of the general rule for one character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
+    /// Append this letter or digit to the word.
     Push(char),
+    /// End the word here.
     Break,
+    /// Hand over this emoji as a lexeme of its own (after a break).
     Emoji(char),
 }
 
