@@ -42,8 +42,8 @@ impl Token {
 }
 
 /// Letters that have no decomposition but an obvious base, as Postgres's `unaccent` folds them.
-fn fold_special(c: char, out: &mut String) -> bool {
-    let s = match c {
+fn fold_special(c: char) -> Option<&'static str> {
+    Some(match c {
         'ß' => "ss",
         'æ' => "ae",
         'œ' => "oe",
@@ -52,10 +52,8 @@ fn fold_special(c: char, out: &mut String) -> bool {
         'đ' => "d",
         'ı' => "i",
         'þ' => "th",
-        _ => return false,
-    };
-    out.push_str(s);
-    true
+        _ => return None,
+    })
 }
 
 /// One lexeme as the scanner hands it over, borrowed from its buffer.
@@ -99,11 +97,9 @@ fn fold_general(c: char, mut step: impl FnMut(Step)) {
             continue;
         }
         if c.is_alphanumeric() {
-            let mut special = String::new();
-            if fold_special(c, &mut special) {
-                special.chars().for_each(|c| step(Step::Push(c)));
-            } else {
-                step(Step::Push(c));
+            match fold_special(c) {
+                Some(base) => base.chars().for_each(|c| step(Step::Push(c))),
+                None => step(Step::Push(c)),
             }
             continue;
         }
@@ -147,7 +143,13 @@ fn two_byte_table() -> &'static [Fold] {
 }
 
 /// Cut `text` by the rule and hand each lexeme to `f`, in order (repeats included).
-fn scan(text: &str, mut f: impl FnMut(Lexeme<'_>)) {
+fn scan(text: &str, f: impl FnMut(Lexeme<'_>)) {
+    scan_with(two_byte_table(), text, f);
+}
+
+/// [`scan`] with the characters `table` covers (from U+0080 on) folded from it and every other
+/// non-ASCII one by the general rule: the tests pass an empty table to check the cached one.
+fn scan_with(table: &[Fold], text: &str, mut f: impl FnMut(Lexeme<'_>)) {
     fn flush(word: &mut String, f: &mut impl FnMut(Lexeme<'_>)) {
         if !word.is_empty() {
             if word.len() <= MAX_LEXEME_BYTES {
@@ -157,7 +159,6 @@ fn scan(text: &str, mut f: impl FnMut(Lexeme<'_>)) {
         }
     }
     let mut word = String::new();
-    let table = two_byte_table();
     for c in text.chars() {
         // ASCII (most text, and every separator) needs no decomposition.
         if c.is_ascii() {
@@ -184,8 +185,13 @@ fn scan(text: &str, mut f: impl FnMut(Lexeme<'_>)) {
 
 /// The tokens of `text`, in order (repeats included).
 pub(crate) fn tokens(text: &str) -> Vec<Token> {
+    tokens_with(two_byte_table(), text)
+}
+
+/// [`tokens`] through [`scan_with`] and `table`.
+fn tokens_with(table: &[Fold], text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    scan(text, |l| {
+    scan_with(table, text, |l| {
         out.push(match l {
             Lexeme::Word(w) => Token::Word(w.to_owned()),
             Lexeme::Emoji(c) => Token::Emoji(c),
@@ -229,10 +235,12 @@ pub(crate) fn of_text(text: &str) -> Option<String> {
         if !out.is_empty() {
             out.push(' ');
         }
-        spans.push((out.len(), out.len() + lexeme.len()));
+        if seen.is_none() {
+            spans.push((out.len(), out.len() + lexeme.len()));
+        }
         out.push_str(lexeme);
         if seen.is_none() && spans.len() > SCAN_DISTINCT {
-            seen = Some(spans.iter().map(|&(a, b)| out[a..b].to_owned()).collect());
+            seen = Some(spans.drain(..).map(|(a, b)| out[a..b].to_owned()).collect());
         }
     });
     Some(out).filter(|s| !s.is_empty())
@@ -263,35 +271,6 @@ mod tests {
         assert!(!is_emoji('\u{FE0F}'));
     }
 
-    /// The rule without the cached table: every non-ASCII character by [`fold_general`].
-    fn tokens_general(text: &str) -> Vec<Token> {
-        let mut out = Vec::new();
-        let mut word = String::new();
-        let flush = |word: &mut String, out: &mut Vec<Token>| {
-            let w = std::mem::take(word);
-            if !w.is_empty() && w.len() <= MAX_LEXEME_BYTES {
-                out.push(Token::Word(w));
-            }
-        };
-        for c in text.chars() {
-            if c.is_ascii() {
-                if c.is_ascii_alphanumeric() {
-                    word.push(c.to_ascii_lowercase());
-                } else {
-                    flush(&mut word, &mut out);
-                }
-                continue;
-            }
-            fold_general(c, |s| match s {
-                Step::Push(c) => word.push(c),
-                Step::Break => flush(&mut word, &mut out),
-                Step::Emoji(e) => out.push(Token::Emoji(e)),
-            });
-        }
-        flush(&mut word, &mut out);
-        out
-    }
-
     #[test]
     fn the_cached_table_cuts_every_two_byte_character_as_the_general_rule() {
         let table = two_byte_table();
@@ -307,7 +286,7 @@ mod tests {
             ] {
                 assert_eq!(
                     tokens(&text),
-                    tokens_general(&text),
+                    tokens_with(&[], &text),
                     "U+{u:04X} in {text:?}"
                 );
             }
