@@ -1,7 +1,6 @@
-//! The words of the search index, cut and folded here in Rust for both sides: the writer stores a
-//! message's distinct lexemes (`messages.lexemes`, space-separated) and migration 0007's
-//! `search` vector is just `array_to_tsvector` of them; the query parser cuts an agent's words
-//! with the same rule, so a query word and an indexed one always agree. Postgres's own parser
+//! The words of the search index, cut and folded here in Rust for both sides: the writer makes a
+//! message's `search` vector of its distinct lexemes (`archive::vector`); the query parser cuts
+//! an agent's words with the same rule, so a query word and an indexed one always agree. Postgres's own parser
 //! plus `unaccent` cost ~12 µs of CPU per message at ingest, this ~1 µs (DESIGN §11's 50k/s).
 //!
 //! The rule, one for every language at once: lower-case, decompose and drop combining marks
@@ -204,8 +203,8 @@ fn tokens_with(table: &[Fold], text: &str) -> Vec<Token> {
 /// hash set takes over (a message is a few dozen words; a pasted book is not).
 const SCAN_DISTINCT: usize = 32;
 
-/// The distinct lexemes of `text`, space-separated in first-seen order (the column's format:
-/// `string_to_array(lexemes, ' ')`), or `None` when it has none.
+/// The distinct lexemes of `text`, space-separated in first-seen order (what a message's
+/// search vector is made of: `archive::vector`), or `None` when it has none.
 pub(crate) fn of_text(text: &str) -> Option<String> {
     let mut out = String::new();
     // Where each kept lexeme lies in `out`, while few; then the set of them.

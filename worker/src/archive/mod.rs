@@ -14,6 +14,7 @@ pub(crate) mod lexemes;
 mod model;
 pub(crate) mod private;
 pub(crate) mod read;
+mod vector;
 mod writer;
 
 use deadpool_postgres::Pool;

@@ -34,6 +34,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0009_id_collation",
         include_str!("migrations/0009_id_collation.sql"),
     ),
+    (
+        "0010_search_vector",
+        include_str!("migrations/0010_search_vector.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

@@ -305,3 +305,78 @@ async fn sync_state_notes_and_bad_sim_payloads() {
     assert_eq!(data, b"full image bytes");
     h.finish().await;
 }
+
+/// The writer makes each message's search vector: its text's distinct lexemes, sorted as
+/// Postgres sorts them — through history and live ingest alike; none for `#private` or a text
+/// without a word; an edit makes it anew.
+#[tokio::test]
+async fn search_vectors_hold_the_texts_distinct_lexemes_in_order() {
+    let h = Harness::start().await;
+    let chat = phone(ANA);
+    history(
+        &h,
+        vec![
+            text(
+                &chat,
+                "V1",
+                at(1),
+                "Reunião AMANHÃ às 10h, reunião 🙂 de novo",
+            ),
+            text(&chat, "V2", at(2), "שָׁלוֹם עולם b a"),
+            text(&chat, "V3", at(3), "secret words #private"),
+            text(&chat, "V4", at(4), " ,.; "),
+        ],
+    )
+    .await;
+    inject(&h, text(&chat, "V5", at(5), "Zeta alpha zeta Beta")).await;
+    inject(&h, text(&chat, "V6", at(6), "first draft")).await;
+    inject(
+        &h,
+        SimMessage {
+            reply_to: Some("V6".into()),
+            edit: true,
+            ..text(&chat, "E1", at(7), "Outra coisa")
+        },
+    )
+    .await;
+    let client = h.pool.get().await.unwrap();
+    let rows = client
+        .query(
+            "select wa_id, search::text, search = array_to_tsvector(tsvector_to_array(search))
+               from messages order by wa_id",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, Option<String>, Option<bool>)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let want = |wa: &str, v: Option<&str>| (wa.to_owned(), v.map(str::to_owned), v.map(|_| true));
+    assert_eq!(
+        got,
+        vec![
+            want("V1", Some("'10h' 'amanha' 'as' 'de' 'novo' 'reuniao' '🙂'")),
+            want("V2", Some("'a' 'b' 'עולם' 'שלום'")),
+            want("V3", None),
+            want("V4", None),
+            want("V5", Some("'alpha' 'beta' 'zeta'")),
+            want("V6", Some("'coisa' 'outra'")),
+        ]
+    );
+    // The index finds them by a word.
+    let hits: Vec<String> = client
+        .query(
+            "select wa_id from messages where search @@ 'zeta'::tsquery or search @@ 'עולם'::tsquery
+              order by wa_id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(hits, ["V2", "V5"]);
+    drop(client);
+    h.finish().await;
+}

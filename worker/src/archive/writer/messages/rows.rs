@@ -8,9 +8,9 @@ use wazap_shared::wire::MessageType;
 use super::Ctx;
 use crate::archive::ids::IdKey;
 use crate::archive::jid::{Jid, JidKind};
-use crate::archive::lexemes;
 use crate::archive::model::{Inbound, InboundAttachment};
 use crate::archive::private::has_private_tag;
+use crate::archive::vector::SearchVector;
 
 /// Parsed JIDs of one input message.
 pub(crate) struct Parsed {
@@ -57,8 +57,8 @@ pub(super) struct MessageRows<'m> {
     pub(super) reply_to: Vec<Option<String>>,
     pub(super) mentions_me: Vec<bool>,
     pub(super) edited: Vec<bool>,
-    /// The text's search lexemes ([`lexemes::of_text`]; none for `#private`).
-    pub(super) lexemes: Vec<Option<String>>,
+    /// The text's search vector (none for `#private`, or without a word).
+    pub(super) search: Vec<Option<SearchVector>>,
     pub(super) attachment: Vec<Option<&'m InboundAttachment>>,
 }
 
@@ -124,10 +124,10 @@ impl<'m> MessageRows<'m> {
                 .any(|j| ctx.own.contains(&j.canonical)),
         );
         self.edited.push(edited);
-        self.lexemes.push(if private {
+        self.search.push(if private {
             None
         } else {
-            lexemes::of_text(text)
+            SearchVector::of_text(text)
         });
         self.attachment.push(if deleted_stub {
             None

@@ -8,15 +8,16 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::rows::{AttachmentRows, MessageRows, StoryRows};
+use crate::archive::vector::SearchVector;
 
 /// A plain insert of message rows ([`message_params`]).
 pub(super) const INSERT_MESSAGES: &str =
     "insert into messages (account_id, position, message_id, chat_id,
          wa_id, sender_jid, sender_chat_id, sender_name, ts, kind, text, from_me, private,
-         reply_to, mentions_me, edited, lexemes)
+         reply_to, mentions_me, edited, search)
      select $1, * from unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[],
          $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::bool[],
-         $13::bool[], $14::text[], $15::bool[], $16::bool[], $17::text[])";
+         $13::bool[], $14::text[], $15::bool[], $16::bool[], $17::tsvector[])";
 
 /// Insert rows, skipping ones already archived; returns the positions actually stored.
 ///
@@ -82,7 +83,7 @@ pub(super) fn message_params<'p>(
         &rows.reply_to,
         &rows.mentions_me,
         &rows.edited,
-        &rows.lexemes,
+        &rows.search,
     ]
 }
 
@@ -196,27 +197,27 @@ pub(super) fn attachment_params<'p>(
 }
 
 /// Replace the text of the messages `ids` (an edit: `edited`, `#private` and the search
-/// lexemes recomputed by the caller); deleted messages stay deleted. Returns the ids found.
+/// vector recomputed by the caller); deleted messages stay deleted. Returns the ids found.
 pub(super) async fn edit(
     tx: &impl GenericClient,
     account: &str,
     ids: &[String],
     text: &[&str],
     private: &[bool],
-    lexemes: &[Option<String>],
+    search: &[Option<SearchVector>],
 ) -> anyhow::Result<HashSet<String>> {
     let stmt = tx
         .prepare_cached(
-            "update messages m set text = u.text, private = u.private, lexemes = u.lexemes,
+            "update messages m set text = u.text, private = u.private, search = u.search,
                     edited = true
-               from unnest($2::text[], $3::text[], $4::bool[], $5::text[])
-                    as u(message_id, text, private, lexemes)
+               from unnest($2::text[], $3::text[], $4::bool[], $5::tsvector[])
+                    as u(message_id, text, private, search)
               where m.account_id = $1 and m.message_id = u.message_id and m.kind <> 'deleted'
              returning m.message_id",
         )
         .await?;
     Ok(tx
-        .query(&stmt, &[&account, &ids, &text, &private, &lexemes])
+        .query(&stmt, &[&account, &ids, &text, &private, &search])
         .await?
         .iter()
         .map(|r| r.get(0))
@@ -233,7 +234,7 @@ pub(super) async fn delete(
     let stmt = tx
         .prepare_cached(
             "update messages m set kind = 'deleted', text = '', private = false, edited = false,
-                    lexemes = null, reactions = null
+                    search = null, reactions = null
               where m.account_id = $1 and m.message_id = any($2)
              returning m.message_id",
         )

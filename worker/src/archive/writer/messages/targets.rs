@@ -8,9 +8,9 @@ use deadpool_postgres::GenericClient;
 
 use super::rows::{MessageRows, TargetUpdate};
 use super::{Ctx, store};
-use crate::archive::lexemes;
 use crate::archive::model::Inbound;
 use crate::archive::private::has_private_tag;
+use crate::archive::vector::SearchVector;
 
 /// Apply edits or deletes to their targets, the latest per target winning. Returns, per
 /// update, the target's id when it is archived.
@@ -45,7 +45,7 @@ pub(super) async fn apply_targets(
                 text.push(t);
                 let p = has_private_tag(t);
                 private.push(p);
-                words.push(if p { None } else { lexemes::of_text(t) });
+                words.push(if p { None } else { SearchVector::of_text(t) });
             }
         }
         store::edit(tx, ctx.account, &all, &text, &private, &words).await?
