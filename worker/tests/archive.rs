@@ -158,3 +158,5 @@ mod ingest;
 mod messages;
 #[path = "archive/scope.rs"]
 mod scope;
+#[path = "archive/statistics.rs"]
+mod statistics;
