@@ -12,30 +12,27 @@ use wazap_tests::{Mcp, Stack};
 use crate::dataset::RARE_WORD;
 use crate::latency::{Client, Report, measure, measure_with};
 
-/// The text-search configuration of migration 0004.
-const CONFIG: &str = "wazap_search";
-
 /// The worker's `search_messages` statements for a connection that reads every chat and passes
 /// no filter (worker/src/archive/read/search.rs `messages`, scope conditions `true`): first the
 /// word index, capped at 1,000 hits; for a word with that many, a walk newest first.
 /// $1 account, $2 the tsquery text, $3 the limit.
-const BY_WORD_SQL: &str = "with s as materialized (select to_tsquery('wazap_search', $2) as q),
+const BY_WORD_SQL: &str = "with s as materialized (select ($2::text)::tsquery as q),
   w as materialized (
     select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
-           m.sender_name, m.sender_chat_id, m.text, s.q
+           m.sender_name, m.sender_chat_id, m.text
       from messages m, s
      where m.account_id = $1 and m.search @@ s.q and not m.private and true and true
      limit 1000)
-  select h.message_id, h.ts, ts_headline('wazap_search', h.text, h.q), n.count
+  select h.message_id, h.ts, h.text, n.count
     from (select * from w order by ts desc, position desc limit (select $3::int8)) h
     left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
     left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id,
     (select count(*) from w) n
    order by h.ts desc, h.position desc";
 /// The walk (see [`BY_WORD_SQL`]).
-const BY_TIME_SQL: &str = "select h.message_id, h.ts, ts_headline('wazap_search', h.text, h.q)
-    from (select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.text, s.q
-            from messages m, (select to_tsquery('wazap_search', $2) as q) s
+const BY_TIME_SQL: &str = "select h.message_id, h.ts, h.text
+    from (select m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.text
+            from messages m, (select ($2::text)::tsquery as q) s
            where m.account_id = $1 and m.search @@ s.q and not m.private and true and true
            order by m.ts desc, m.position desc limit $3) h
     left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
@@ -108,10 +105,8 @@ pub(crate) async fn run(
     for (n, case) in cases.iter().enumerate() {
         let hits: i64 = client
             .query_one(
-                &format!(
-                    "select count(*) from messages
-                      where search @@ to_tsquery('{CONFIG}', $1) and not private"
-                ),
+                "select count(*) from messages
+                  where search @@ ($1::text)::tsquery and not private",
                 &[&case.tsquery],
             )
             .await?
@@ -123,8 +118,9 @@ pub(crate) async fn run(
         report.push(&name, case.budget, l);
         if n == 0 {
             // The rare word's time is mostly the HTTP/NATS path, and rmcp's client, sharing
-            // the two cores, adds ≈ 0.25 ms a call (`read_messages`: 1.78 against 1.54 ms): the
-            // minimal client shows the server's share, as the read phase does.
+            // the two cores, adds 0.25–0.5 ms a call (rmcp 3.11's client turns its connection
+            // pool off, so every call opens a TCP connection): the minimal client, one
+            // keep-alive connection, shows the server's share, as the read phase does.
             let l =
                 measure_with(url, token, "search_messages", &args, requests, Client::Raw).await?;
             let name = format!(

@@ -49,6 +49,17 @@ fn document(chat: &str, id: &str, minutes: i64, name: &str, caption: &str) -> Si
 }
 
 /// Ana's chat in three languages plus emoji, a private message, and Ben's chat.
+/// The snippets of a search's hits, in order.
+async fn snippets(mcp: &Mcp, args: Value) -> anyhow::Result<Vec<String>> {
+    let out = mcp.call("search_messages", args).await?;
+    Ok(out.ok()["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| h["snippet"].as_str().unwrap_or_default().to_owned())
+        .collect())
+}
+
 async fn seed(stack: &Stack) -> anyhow::Result<Vec<String>> {
     let ana = person(ANA);
     stack.contact(&ana, None, "Ana Souza").await?;
@@ -121,6 +132,20 @@ async fn words_in_many_languages_prefixes_and_newest_first() -> anyhow::Result<(
     assert_eq!(
         search(&mcp, json!({"query": "party 🎉"})).await?,
         [ids[2].clone()]
+    );
+    // Snippets mark what matched, as the index cut it: the accented word, the Hebrew word a
+    // prefix found, the emoji.
+    assert_eq!(
+        snippets(&mcp, json!({"query": "reuniao"})).await?,
+        ["**Reunião** amanhã às 10, combinado?"]
+    );
+    assert_eq!(
+        snippets(&mcp, json!({"query": "שלו*"})).await?,
+        ["**שלום** לכולם, ערב טוב"]
+    );
+    assert_eq!(
+        snippets(&mcp, json!({"query": "🎉 party"})).await?,
+        ["**party** tonight **🎉** at the rooftop"]
     );
     // Whole words, newest first: "party" is not "partying"; the photo's caption counts.
     assert_eq!(

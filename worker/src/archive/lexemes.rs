@@ -9,6 +9,8 @@
 //! (`ß` → `ss`, `ø` → `o`, …); a word is a run of letters and digits; each emoji code point is a
 //! lexeme of its own (skin tones too, the variation selector U+FE0F not).
 
+use std::ops::Range;
+
 use unicode_normalization::UnicodeNormalization as _;
 use unicode_normalization::char::is_combining_mark;
 
@@ -142,45 +144,69 @@ fn two_byte_table() -> &'static [Fold] {
     })
 }
 
-/// Cut `text` by the rule and hand each lexeme to `f`, in order (repeats included).
-fn scan(text: &str, f: impl FnMut(Lexeme<'_>)) {
+/// Cut `text` by the rule and hand each lexeme to `f`, in order (repeats included), with the
+/// bytes of `text` it was cut from.
+fn scan(text: &str, f: impl FnMut(Lexeme<'_>, Range<usize>)) {
     scan_with(two_byte_table(), text, f);
 }
 
 /// [`scan`] with the characters `table` covers (from U+0080 on) folded from it and every other
 /// non-ASCII one by the general rule: the tests pass an empty table to check the cached one.
-fn scan_with(table: &[Fold], text: &str, mut f: impl FnMut(Lexeme<'_>)) {
-    fn flush(word: &mut String, f: &mut impl FnMut(Lexeme<'_>)) {
+/// A word's bytes run from its first letter to its last letter or combining mark.
+fn scan_with(table: &[Fold], text: &str, mut f: impl FnMut(Lexeme<'_>, Range<usize>)) {
+    fn flush(word: &mut String, at: &Range<usize>, f: &mut impl FnMut(Lexeme<'_>, Range<usize>)) {
         if !word.is_empty() {
             if word.len() <= MAX_LEXEME_BYTES {
-                f(Lexeme::Word(word));
+                f(Lexeme::Word(word), at.clone());
             }
             word.clear();
         }
     }
     let mut word = String::new();
-    for c in text.chars() {
+    let mut at = 0..0;
+    for (i, c) in text.char_indices() {
+        let end = i + c.len_utf8();
         // ASCII (most text, and every separator) needs no decomposition.
         if c.is_ascii() {
             if c.is_ascii_alphanumeric() {
+                if word.is_empty() {
+                    at.start = i;
+                }
                 word.push(c.to_ascii_lowercase());
+                at.end = end;
             } else {
-                flush(&mut word, &mut f);
+                flush(&mut word, &at, &mut f);
             }
             continue;
         }
         let fold = table.get((c as u32 - 0x80) as usize);
         match fold {
-            Some(Fold::Letters(letters)) => word.push_str(letters),
-            Some(Fold::Separator) => flush(&mut word, &mut f),
+            Some(Fold::Letters(letters)) => {
+                // A combining mark (no letters) belongs to the word it follows, if any.
+                if word.is_empty() {
+                    if letters.is_empty() {
+                        continue;
+                    }
+                    at.start = i;
+                }
+                word.push_str(letters);
+                at.end = end;
+            }
+            Some(Fold::Separator) => flush(&mut word, &at, &mut f),
             Some(Fold::General) | None => fold_general(c, |step| match step {
-                Step::Push(c) => word.push(c),
-                Step::Break => flush(&mut word, &mut f),
-                Step::Emoji(e) => f(Lexeme::Emoji(e)),
+                Step::Push(c) => {
+                    if word.is_empty() {
+                        at.start = i;
+                    }
+                    word.push(c);
+                    at.end = end;
+                }
+                Step::Break => flush(&mut word, &at, &mut f),
+                Step::Emoji(e) => f(Lexeme::Emoji(e), i..end),
             }),
         }
     }
-    flush(&mut word, &mut f);
+    flush(&mut word, &at, &mut f);
 }
 
 /// The tokens of `text`, in order (repeats included).
@@ -191,13 +217,22 @@ pub(crate) fn tokens(text: &str) -> Vec<Token> {
 /// [`tokens`] through [`scan_with`] and `table`.
 fn tokens_with(table: &[Fold], text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    scan_with(table, text, |l| {
+    scan_with(table, text, |l, _| {
         out.push(match l {
             Lexeme::Word(w) => Token::Word(w.to_owned()),
             Lexeme::Emoji(c) => Token::Emoji(c),
         })
     });
     out
+}
+
+/// Each lexeme of `text`, in order (repeats included), with the bytes of `text` it was cut
+/// from: what a search snippet marks (`archive::read::snippet`).
+pub(crate) fn each_span(text: &str, mut f: impl FnMut(&str, Range<usize>)) {
+    scan(text, |l, at| match l {
+        Lexeme::Word(w) => f(w, at),
+        Lexeme::Emoji(c) => f(c.encode_utf8(&mut [0u8; 4]), at),
+    });
 }
 
 /// Lexemes one message may repeat-check by a plain scan of what it already kept; past this a
@@ -212,7 +247,7 @@ pub(crate) fn of_text(text: &str) -> Option<String> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut seen: Option<std::collections::HashSet<String>> = None;
     let mut full = false;
-    scan(text, |l| {
+    scan(text, |l, _| {
         if full {
             return;
         }
@@ -298,6 +333,25 @@ mod tests {
                 "{c}"
             );
         }
+    }
+
+    #[test]
+    fn spans_are_the_bytes_each_lexeme_was_cut_from() {
+        let text = "(Reunião), 🙂a\u{301}b! \u{301}שָׁלוֹם 👍🏽x";
+        let mut got = Vec::new();
+        each_span(text, |l, at| got.push((l.to_owned(), &text[at])));
+        let want = [
+            ("reuniao", "Reunião"),
+            ("🙂", "🙂"),
+            // A combining mark stays with its letter; one with no word before it is dropped.
+            ("ab", "a\u{301}b"),
+            ("שלום", "שָׁלוֹם"),
+            ("👍", "👍"),
+            ("🏽", "🏽"),
+            ("x", "x"),
+        ];
+        let want: Vec<(String, &str)> = want.iter().map(|&(l, t)| (l.to_owned(), t)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -38,6 +38,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0010_search_vector",
         include_str!("migrations/0010_search_vector.sql"),
     ),
+    (
+        "0011_snippets",
+        include_str!("migrations/0011_snippets.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

@@ -6,6 +6,7 @@
 pub(crate) mod chats;
 pub(crate) mod messages;
 pub(crate) mod search;
+pub(crate) mod snippet;
 pub(crate) mod wait;
 
 use deadpool_postgres::GenericClient;

@@ -10,27 +10,42 @@ use wazap_shared::wire::MessageType;
 use wazap_shared::wire::search::{AttachmentHit, SearchHit};
 use wazap_shared::wire::{AttachmentInfo, Sender};
 
+use super::snippet::snippet;
 use super::{Params, chat_filter, contains_pattern, time_filter};
 use crate::archive::lexemes::{self, Token};
 use crate::viewer::Viewer;
 
-/// The text-search configuration of migration 0004 ('simple' + unaccent): only `ts_headline`
-/// parses text now, to mark the hits in a snippet.
-const CONFIG: &str = "wazap_search";
-/// `ts_headline` options: one short fragment around the first hit, hits wrapped in `**`.
-const HEADLINE: &str = "StartSel=**, StopSel=**, MaxWords=16, MinWords=6, ShortWord=1, \
-                        MaxFragments=1, FragmentDelimiter=…";
-/// Longest snippet, in characters (long tokens such as URLs can exceed MaxWords' intent).
-const MAX_SNIPPET_CHARS: usize = 160;
 /// Most lexemes one query may hold.
 const MAX_TERMS: usize = 16;
 
-/// An agent's query as a tsquery text: quoted lexemes cut by [`lexemes::tokens`] (the rule the
-/// writer indexes with), `:*` for prefixes, joined by `&`, cast straight to `tsquery`.
+/// An agent's query: its terms, and the tsquery text made of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TextQuery {
-    /// E.g. `'reuniao' & 'amanh':* & '🎉'`.
+    /// Quoted lexemes cut by [`lexemes::tokens`] (the rule the writer indexes with), `:*` for
+    /// prefixes, joined by `&`, cast straight to `tsquery`: e.g. `'reuniao' & 'amanh':* & '🎉'`.
     pub(crate) tsquery: String,
+    /// The same terms, for marking them in snippets.
+    pub(crate) terms: Vec<Term>,
+}
+
+/// One lexeme every hit holds (or, for a prefix, one of its lexemes starts with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Term {
+    /// A lexeme as the index holds it.
+    pub(crate) lexeme: String,
+    /// `word*`: any lexeme starting with it matches.
+    pub(crate) prefix: bool,
+}
+
+impl Term {
+    /// Whether indexed `lexeme` matches this term.
+    pub(crate) fn matches(&self, lexeme: &str) -> bool {
+        if self.prefix {
+            lexeme.starts_with(self.lexeme.as_str())
+        } else {
+            lexeme == self.lexeme
+        }
+    }
 }
 
 /// Parse the agent's query. Whitespace separates terms; a term ending in `*` is a prefix (its
@@ -39,17 +54,16 @@ pub(crate) struct TextQuery {
 /// emoji), so quoting them is enough to keep operators out. `None` when nothing searchable
 /// is left.
 pub(crate) fn parse_query(query: &str) -> Option<TextQuery> {
-    let mut terms: Vec<String> = Vec::new();
-    for term in query.split_whitespace() {
-        let prefix = term.ends_with('*');
-        let tokens = lexemes::tokens(term.trim_end_matches('*'));
+    let mut terms: Vec<Term> = Vec::new();
+    for word in query.split_whitespace() {
+        let prefix = word.ends_with('*');
+        let tokens = lexemes::tokens(word.trim_end_matches('*'));
         let last = tokens.len().saturating_sub(1);
         for (i, t) in tokens.iter().enumerate() {
-            let star = match t {
-                Token::Word(_) if prefix && i == last => ":*",
-                _ => "",
+            let term = Term {
+                lexeme: t.as_lexeme().into_owned(),
+                prefix: matches!(t, Token::Word(_)) && prefix && i == last,
             };
-            let term = format!("'{}'{star}", t.as_lexeme());
             if !terms.contains(&term) {
                 terms.push(term);
             }
@@ -59,8 +73,13 @@ pub(crate) fn parse_query(query: &str) -> Option<TextQuery> {
     if terms.is_empty() {
         return None;
     }
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| format!("'{}'{}", t.lexeme, if t.prefix { ":*" } else { "" }))
+        .collect();
     Some(TextQuery {
-        tsquery: terms.join(" & "),
+        tsquery: quoted.join(" & "),
+        terms,
     })
 }
 
@@ -161,9 +180,9 @@ pub(crate) async fn messages(
         cond.push_str(&format!(" and (m.ts, m.position) < ({t}, {pos})"));
     }
     let limit = p.push(i64::from(limit));
-    let outer = outer();
+    let outer = OUTER;
     let cols = "m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
-                m.sender_name, m.sender_chat_id, m.text, s.q";
+                m.sender_name, m.sender_chat_id, m.text";
     let filter = format!("m.account_id = {acc} and m.search @@ s.q and not m.private and {cond}");
     // First the word index alone: at most CAP hits, then the newest of them. A rare word ends
     // here (its few heap rows are all that is read). The query sits in its own materialized
@@ -183,7 +202,7 @@ pub(crate) async fn messages(
     let stmt = db.prepare_cached(&by_word).await?;
     let rows = db.query(&stmt, &p.refs()).await?;
     if rows.first().is_none_or(|r| r.get::<_, i64>(15) < CAP) {
-        return Ok(rows.iter().map(to_hit).collect());
+        return Ok(rows.iter().map(|r| to_hit(r, q)).collect());
     }
     // A common word (CAP hits or more): walking the archive newest first (messages_recent, or
     // messages_chat_ts in one chat) reaches `limit` hits after about limit × N / hits rows,
@@ -201,7 +220,7 @@ pub(crate) async fn messages(
         .query(&stmt, &p.refs())
         .await?
         .iter()
-        .map(to_hit)
+        .map(|r| to_hit(r, q))
         .collect())
 }
 
@@ -211,16 +230,12 @@ pub(crate) async fn messages(
 const CAP: i64 = 1_000;
 
 /// The select list of both search statements over the hits `h` (column 15: the hit count).
-fn outer() -> String {
-    format!(
-        "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone),
+const OUTER: &str = "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone),
                 h.ts, h.kind, h.from_me, coalesce(k.name, h.sender_name),
                 coalesce(g.into_chat_id, h.sender_chat_id),
                 a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds,
-                ts_headline('{CONFIG}', h.text, h.q, '{HEADLINE}'), n.count
-           from"
-    )
-}
+                h.text, n.count
+           from";
 
 /// The joins both search statements add to the hits `h`.
 const JOINS: &str = "left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
@@ -229,11 +244,11 @@ const JOINS: &str = "left join chats c on c.account_id = h.account_id and c.chat
          and k.chat_id = coalesce(g.into_chat_id, h.sender_chat_id)
    left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id";
 
-/// A search row → a hit (rows are never private: the query filters them out).
-fn to_hit(r: &tokio_postgres::Row) -> SearchHit {
+/// A search row of query `q` → a hit (rows are never private: the query filters them out).
+fn to_hit(r: &tokio_postgres::Row, q: &TextQuery) -> SearchHit {
     let kind = MessageType::parse(r.get(4)).unwrap_or(MessageType::Unknown);
     let from_me: bool = r.get(5);
-    let snippet = shorten(r.get(14));
+    let snippet = snippet(r.get::<_, Option<&str>>(14).unwrap_or_default(), &q.terms);
     SearchHit {
         message_id: r.get(0),
         chat_id: r.get(1),
@@ -262,15 +277,6 @@ fn to_hit(r: &tokio_postgres::Row) -> SearchHit {
                 caption: None,
             }),
         snippet,
-    }
-}
-
-/// At most [`MAX_SNIPPET_CHARS`] characters, ending in `…` when cut.
-fn shorten(s: &str) -> String {
-    let s = s.trim();
-    match s.char_indices().nth(MAX_SNIPPET_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
     }
 }
 
@@ -487,14 +493,5 @@ mod tests {
         assert_eq!(q("x.com/"), q("x.com"));
         // A prefix term ending in an emoji: the emoji is matched whole.
         assert_eq!(q("🎉*").as_deref(), Some("'🎉'"));
-    }
-
-    #[test]
-    fn snippets_are_bounded() {
-        let long = "x".repeat(500);
-        let s = shorten(&long);
-        assert_eq!(s.chars().count(), MAX_SNIPPET_CHARS + 1);
-        assert!(s.ends_with('…'));
-        assert_eq!(shorten(" short "), "short");
     }
 }
