@@ -193,17 +193,32 @@ fn scan_with(table: &[Fold], text: &str, mut f: impl FnMut(Lexeme<'_>, Range<usi
                 at.end = end;
             }
             Some(Fold::Separator) => flush(&mut word, &at, &mut f),
-            Some(Fold::General) | None => fold_general(c, |step| match step {
-                Step::Push(c) => {
-                    if word.is_empty() {
-                        at.start = i;
+            Some(Fold::General) | None => {
+                let mut ended = false;
+                fold_general(c, |step| match step {
+                    Step::Push(c) => {
+                        if word.is_empty() {
+                            at.start = i;
+                        }
+                        word.push(c);
+                        at.end = end;
+                        ended = false;
                     }
-                    word.push(c);
+                    Step::Break => {
+                        flush(&mut word, &at, &mut f);
+                        ended = true;
+                    }
+                    Step::Emoji(e) => {
+                        f(Lexeme::Emoji(e), i..end);
+                        ended = true;
+                    }
+                });
+                // A character that ends nothing (a combining mark, dropped) belongs to the word
+                // it follows, if any.
+                if !ended && !word.is_empty() {
                     at.end = end;
                 }
-                Step::Break => flush(&mut word, &at, &mut f),
-                Step::Emoji(e) => f(Lexeme::Emoji(e), i..end),
-            }),
+            }
         }
     }
     flush(&mut word, &at, &mut f);
@@ -337,7 +352,7 @@ mod tests {
 
     #[test]
     fn spans_are_the_bytes_each_lexeme_was_cut_from() {
-        let text = "(Reunião), 🙂a\u{301}b! \u{301}שָׁלוֹם 👍🏽x";
+        let text = "(Reunião), 🙂a\u{301}b! \u{301}שָׁלוֹם नमस्ते 👍🏽x";
         let mut got = Vec::new();
         each_span(text, |l, at| got.push((l.to_owned(), &text[at])));
         let want = [
@@ -346,6 +361,8 @@ mod tests {
             // A combining mark stays with its letter; one with no word before it is dropped.
             ("ab", "a\u{301}b"),
             ("שלום", "שָׁלוֹם"),
+            // Devanagari's vowel signs and virama (combining marks past the cached table) too.
+            ("नमसत", "नमस्ते"),
             ("👍", "👍"),
             ("🏽", "🏽"),
             ("x", "x"),

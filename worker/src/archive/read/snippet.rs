@@ -75,6 +75,8 @@ pub(crate) fn snippet(text: &str, terms: &[Term]) -> String {
         let tail = tail.trim_end();
         if chars + tail.chars().count() <= MAX_CHARS {
             out.push_str(tail);
+        } else if !tail.is_empty() {
+            out.push('…');
         }
     } else {
         out.push('…');
@@ -178,6 +180,12 @@ mod tests {
         let long = "x".repeat(100);
         let s = snip(&format!("{long} {long} hit {long} {long}"), "hit");
         assert_eq!(s, format!("…{long} **hit**…"));
+        // What follows the last word is left out, and said so, when it does not fit.
+        let s = snip(
+            &format!("{} hit {}", "a".repeat(150), "?".repeat(20)),
+            "hit",
+        );
+        assert_eq!(s, format!("{} **hit**…", "a".repeat(150)));
         // A match longer than the bound is cut inside its marks.
         let s = snip(&format!("a {} b", "y".repeat(200)), "yyy*");
         assert_eq!(s, format!("…**{}…**…", "y".repeat(MAX_CHARS)));
