@@ -48,7 +48,6 @@ fn document(chat: &str, id: &str, minutes: i64, name: &str, caption: &str) -> Si
     }
 }
 
-/// Ana's chat in three languages plus emoji, a private message, and Ben's chat.
 /// The snippets of a search's hits, in order.
 async fn snippets(mcp: &Mcp, args: Value) -> anyhow::Result<Vec<String>> {
     let out = mcp.call("search_messages", args).await?;
@@ -60,6 +59,7 @@ async fn snippets(mcp: &Mcp, args: Value) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// Ana's chat in three languages plus emoji, a private message, and Ben's chat.
 async fn seed(stack: &Stack) -> anyhow::Result<Vec<String>> {
     let ana = person(ANA);
     stack.contact(&ana, None, "Ana Souza").await?;
