@@ -7,7 +7,10 @@
 //! same photo sent to several chats (the gateway stores both under the same name). Each request
 //! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only
 //! [`GRACE`] after the last lease is released, with none taken and the bytes not put again since,
-//! so no request in flight or on its way loses bytes it may still need. What the worker never
+//! so no request in flight or on its way loses bytes it may still need. "Put again" is told by
+//! the object's `nuid`: the delete names the object a holder read (or, when none did, the one
+//! stored as the last lease ended, looked up before that request answers), never bytes put
+//! again after the answer. What the worker never
 //! deletes (a lease dropped without release, a failed delete) goes with the
 //! bucket's 1 h TTL.
 
@@ -33,7 +36,16 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 pub const GRACE: Duration = Duration::from_secs(1);
 
 /// In-flight requests per (bucket, object name).
-static LEASES: LazyLock<Mutex<HashMap<(String, String), usize>>> = LazyLock::new(Default::default);
+static LEASES: LazyLock<Mutex<HashMap<(String, String), Claims>>> = LazyLock::new(Default::default);
+
+/// The requests in flight on one object name.
+#[derive(Debug, Default)]
+struct Claims {
+    /// How many hold a lease.
+    held: usize,
+    /// The `nuid` of the object a holder last read under the name.
+    read: Option<String>,
+}
 
 /// One in-flight request's claim on an object: while any lease on a name is held, the object
 /// is not deleted. Release it with [`Lease::release`]; a lease merely dropped (a panic, a
@@ -47,44 +59,61 @@ impl Lease {
     /// Claim `object` in `subjects`' media bucket for one request.
     pub fn take(subjects: &Subjects, object: &str) -> Self {
         let key = (subjects.media_bucket(), object.to_owned());
-        *LEASES
+        LEASES
             .lock()
             .expect("media lease lock")
             .entry(key.clone())
-            .or_default() += 1;
+            .or_default()
+            .held += 1;
         Self { key: Some(key) }
     }
 
-    /// Give the claim back. When it was the last, the object is deleted after [`GRACE`], if no
-    /// request has claimed the name meanwhile and the object is still the one stored now (a
+    /// Give the claim back. When it was the last, the object is deleted after [`GRACE`] if no
+    /// request has claimed the name meanwhile and it is still the object the requests used (a
     /// request on its way puts the bytes again under the same name, as a new object), best
-    /// effort: the bucket's TTL removes what this misses.
-    pub async fn release(mut self, nats: &async_nats::Client, subjects: &Subjects) {
-        if let Some(key) = self.key.take()
-            && forget(&key)
-        {
-            let (nats, subjects) = (nats.clone(), subjects.clone());
-            tokio::spawn(async move {
-                let Ok(store) = jetstream::new(nats)
-                    .get_object_store(subjects.media_bucket())
-                    .await
-                else {
+    /// effort: the bucket's TTL removes what this misses. When no holder read the bytes (every
+    /// one was answered from the journal), the object stored now is the one named, looked up
+    /// before this returns: what this request's answer prompts is put after it.
+    pub async fn release(mut self, nats: &async_nats::Client) {
+        let Some(key) = self.key.take() else { return };
+        let Some(read) = forget(&key) else { return };
+        let js = jetstream::new(nats.clone());
+        match read {
+            Some(nuid) => {
+                tokio::spawn(async move {
+                    if let Ok(store) = js.get_object_store(&key.0).await {
+                        delete_later(store, key, nuid).await;
+                    }
+                });
+            }
+            None => {
+                let Ok(store) = js.get_object_store(&key.0).await else {
                     return;
                 };
                 let Ok(now) = store.info(&key.1).await else {
                     return;
                 };
-                tokio::time::sleep(GRACE).await;
-                let claimed = LEASES.lock().expect("media lease lock").contains_key(&key);
-                let same = store.info(&key.1).await.is_ok_and(|i| i.nuid == now.nuid);
-                if !claimed
-                    && same
-                    && let Err(e) = store.delete(&key.1).await
-                {
-                    tracing::debug!(error = %e, "media object not deleted");
-                }
-            });
+                tokio::spawn(delete_later(store, key, now.nuid));
+            }
         }
+    }
+}
+
+/// Delete the object `key` names (as `nuid`) from `store` after [`GRACE`], unless a request
+/// claimed the name meanwhile or the bytes were put again.
+async fn delete_later(
+    store: jetstream::object_store::ObjectStore,
+    key: (String, String),
+    nuid: String,
+) {
+    tokio::time::sleep(GRACE).await;
+    let claimed = LEASES.lock().expect("media lease lock").contains_key(&key);
+    let same = store.info(&key.1).await.is_ok_and(|i| i.nuid == nuid);
+    if !claimed
+        && same
+        && let Err(e) = store.delete(&key.1).await
+    {
+        tracing::debug!(error = %e, "media object not deleted");
     }
 }
 
@@ -96,19 +125,24 @@ impl Drop for Lease {
     }
 }
 
-/// Drop one lease on `key`; true when it was the last.
-fn forget(key: &(String, String)) -> bool {
+/// Drop one lease on `key`. When it was the last: `Some`, with the `nuid` of the object a holder
+/// read, if one did.
+fn forget(key: &(String, String)) -> Option<Option<String>> {
     let mut leases = LEASES.lock().expect("media lease lock");
     match leases.get_mut(key) {
-        Some(n) if *n > 1 => {
-            *n -= 1;
-            false
+        Some(c) if c.held > 1 => {
+            c.held -= 1;
+            None
         }
-        Some(_) => {
-            leases.remove(key);
-            true
-        }
-        None => true,
+        Some(_) => leases.remove(key).map(|c| c.read),
+        None => Some(None),
+    }
+}
+
+/// Note that a holder of a lease on `key` read the object `nuid`.
+fn note_read(key: (String, String), nuid: &str) {
+    if let Some(c) = LEASES.lock().expect("media lease lock").get_mut(&key) {
+        c.read = Some(nuid.to_owned());
     }
 }
 
@@ -189,6 +223,10 @@ async fn read(
     if data.len() as u64 != media.size || hex::encode(Sha256::digest(&data)) != media.object {
         return Err(invalid("the bytes do not match their size and digest"));
     }
+    note_read(
+        (subjects.media_bucket(), media.object.clone()),
+        &object.info.nuid,
+    );
     Ok(Bytes::from(data))
 }
 
@@ -204,14 +242,18 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_lease_on_a_name_may_delete() {
+    fn only_the_last_lease_on_a_name_may_delete_and_names_what_was_read() {
         let key = ("bucket-t".to_owned(), "obj-t".to_owned());
-        for _ in 0..3 {
-            *LEASES.lock().unwrap().entry(key.clone()).or_default() += 1;
-        }
-        assert!(!forget(&key));
-        assert!(!forget(&key));
-        assert!(forget(&key));
+        LEASES.lock().unwrap().entry(key.clone()).or_default().held = 3;
+        note_read(key.clone(), "n1");
+        assert_eq!(forget(&key), None);
+        note_read(key.clone(), "n2");
+        assert_eq!(forget(&key), None);
+        assert_eq!(forget(&key), Some(Some("n2".to_owned())));
         assert!(!LEASES.lock().unwrap().contains_key(&key));
+        // A read noted with no lease held is not kept; a name nobody read names nothing.
+        note_read(key.clone(), "n3");
+        LEASES.lock().unwrap().entry(key.clone()).or_default().held = 1;
+        assert_eq!(forget(&key), Some(None));
     }
 }

@@ -174,7 +174,7 @@ async fn leased(
         Err(e) => Err(e),
     };
     if let Some(lease) = lease {
-        lease.release(&state.nats, &state.subjects).await;
+        lease.release(&state.nats).await;
     }
     answer
 }
