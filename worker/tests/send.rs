@@ -320,3 +320,94 @@ async fn a_plan_made_on_a_small_journal_does_not_outlive_its_growth() {
     drop(client);
     h.finish().await;
 }
+
+/// A new connection's first reservation queues on its key counter, which exists from the
+/// connection's creation. Were there no row to lock, the reservation would insert its key
+/// first and only then queue for the counter — the order in which simultaneous first sends of
+/// one connection deadlocked (one holding the counter while waiting for the other's key).
+#[tokio::test]
+async fn a_new_connections_first_reservation_queues_on_its_key_counter() {
+    use wazap_worker::send::journal::{self, Reservation, Reserved};
+    let h = Harness::start().await;
+    let new = wazap_worker::grants::NewConnection {
+        name: "assistant".into(),
+        kind: wazap_shared::grant::ConnectionKind::Remote,
+        expires_at: chrono::Utc::now() + chrono::Duration::days(1),
+        read_scope: wazap_shared::wire::grants::ReadScope::all(),
+    };
+    wazap_worker::grants::ensure_signing_key(&h.pool)
+        .await
+        .expect("signing key");
+    let (conn, _) = wazap_worker::grants::create_connection(&h.pool, new)
+        .await
+        .expect("connection");
+    let mut holder = h.pool.get().await.expect("db");
+    let tx = holder.transaction().await.expect("begin");
+    let counter = tx
+        .query(
+            "select keys from send_journal_keys where connection_id = $1 for update",
+            &[&conn.id],
+        )
+        .await
+        .expect("lock the counter");
+    assert_eq!(counter.len(), 1, "the counter is made with the connection");
+    assert_eq!(counter[0].get::<_, i32>(0), 0);
+
+    let waiter = h.pool.get().await.expect("db");
+    let pid: i32 = waiter
+        .query_one("select pg_backend_pid()", &[])
+        .await
+        .expect("pid")
+        .get(0);
+    let id = conn.id.clone();
+    let reservation = tokio::spawn(async move {
+        let r = Reservation {
+            connection_id: &id,
+            request_id: "first",
+            tool: "send_message",
+            account_id: "default",
+            chat_id: "c_1",
+            digest: b"\x01",
+            recipient: "x",
+            wa_id: "W1",
+            message_id: "m_1",
+        };
+        journal::reserve(&waiter, &r, None)
+            .await
+            .map(|done| matches!(done, Reserved::New))
+    });
+    let watcher = h.pool.get().await.expect("db");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        assert!(
+            !reservation.is_finished(),
+            "the reservation went ahead without the counter's lock"
+        );
+        let waits: String = watcher
+            .query_one(
+                "select coalesce(wait_event_type, '') from pg_stat_activity where pid = $1",
+                &[&pid],
+            )
+            .await
+            .expect("activity")
+            .get(0);
+        if waits == "Lock" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never queued");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tx.commit().await.expect("commit");
+    assert!(reservation.await.expect("join").expect("reserve"));
+    let keys: i32 = watcher
+        .query_one(
+            "select keys from send_journal_keys where connection_id = $1",
+            &[&conn.id],
+        )
+        .await
+        .expect("counter")
+        .get(0);
+    assert_eq!(keys, 1);
+    drop((holder, watcher));
+    h.finish().await;
+}

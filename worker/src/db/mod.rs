@@ -42,6 +42,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0011_snippets",
         include_str!("migrations/0011_snippets.sql"),
     ),
+    (
+        "0012_journal_counters",
+        include_str!("migrations/0012_journal_counters.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

@@ -100,6 +100,14 @@ pub async fn create_connection(
         .await
         .map_err(|e| internal_error("create connection: insert", &e))?;
     let conn = from_row(&row).map_err(|e| internal_error("create connection: decode", &e))?;
+    // Its send-key counter exists from the start: every reservation locks it before inserting
+    // its key, so simultaneous first sends queue instead of deadlocking (`send::journal`).
+    tx.execute(
+        "insert into send_journal_keys (connection_id, keys) values ($1, 0)",
+        &[&conn.id],
+    )
+    .await
+    .map_err(|e| internal_error("create connection: key counter", &e))?;
     let claims = GrantClaims {
         sub: conn.id.clone(),
         rev: conn.revision,

@@ -192,7 +192,8 @@ async fn the_journal_fails_closed_at_100000_keys() -> anyhow::Result<()> {
              select '{conn}', 'old-' || i, 'send_message', 'default', '{chat}',
                     '\\x00', 'x@s.whatsapp.net', 'W' || i, 'm_' || i, 'accepted'
                from generate_series(1, 99999) i;
-             insert into send_journal_keys (connection_id, keys) values ('{conn}', 99999);",
+             insert into send_journal_keys (connection_id, keys) values ('{conn}', 99999)
+             on conflict (connection_id) do update set keys = 99999;",
             chat = s.chat
         ))
         .await?;
