@@ -1,6 +1,7 @@
 //! The send journal inside the worker: start-up recovery settles unfinished sends (mid-
-//! transmission → `outcome_unknown`, never begun → `failed`) and sweeps the outbox, and the
-//! demo connector never sends.
+//! transmission → `outcome_unknown`, never begun → `failed`) and sweeps the outbox, the demo
+//! connector never sends, key lookups are replanned as the journal grows, and reservations
+//! queue on their connection's key counter from the first.
 
 mod common;
 

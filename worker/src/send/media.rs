@@ -10,9 +10,8 @@
 //! so no request in flight or on its way loses bytes it may still need. "Put again" is told by
 //! the object's `nuid`: the delete names the object a holder read (or, when none did, the one
 //! stored as the last lease ended, looked up before that request answers), never bytes put
-//! again after the answer. What the worker never
-//! deletes (a lease dropped without release, a failed delete) goes with the
-//! bucket's 1 h TTL.
+//! again after the answer. What the worker never deletes (a lease dropped without release, a
+//! failed delete) goes with the bucket's 1 h TTL.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
