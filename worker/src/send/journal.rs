@@ -168,13 +168,15 @@ pub async fn get(
 /// under read committed a waiter then reads the count its predecessor committed), inserts the
 /// row only while the count is below [`JOURNAL_CAP`] (`on conflict do nothing`: simultaneous
 /// reservations of one key serialise on its primary key, exactly one gets [`Reserved::New`]),
-/// and moves the count and writes the outbox row only when the row is new. The counter row is
-/// made with the connection (migration 0012 for older ones), so the lock is always taken before
-/// any key: a reservation that found no row to lock would insert its key and only then queue
-/// for the row, which a later one could hold while queuing for that key — a deadlock. (Without
-/// a row — a credential no connection made — the statement still counts, creating the row.) So a full journal
+/// and moves the count and writes the outbox row only when the row is new. So a full journal
 /// writes nothing and an existing key counts nothing; neither needs a rollback. (A separate
 /// `reserved` commit before `transmitting` cost a commit per send and protected nothing.)
+///
+/// The counter row is made with the connection (migration 0012 for older ones), so the lock is
+/// always taken before any key: a reservation that found no row to lock would insert its key
+/// and only then queue for the row, which a later one could hold while queuing for that key — a
+/// deadlock. (A credential with no row, which no connection made, is still counted: the
+/// statement creates its row.)
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.reserve"))]
 pub async fn reserve(
     db: &impl GenericClient,
