@@ -1,8 +1,8 @@
 //! The wazap worker: the single authority. It owns the WhatsApp connection (a [`connector`]),
 //! the Postgres archive ([`archive`]), grants and scopes ([`grants`]), and answers the gateways'
-//! requests on NATS ([`handlers`]).
+//! requests on NATS ([`rpc`], the RPC edge).
 //!
-//! Layout: `server` wires everything and runs until shutdown; `handlers/<op>.rs` is one RPC each
+//! Layout: `server` wires everything and runs until shutdown; `rpc/<op>.rs` is one RPC each
 //! (edge) → `archive` / `grants` (domain and store). Nothing here depends on the gateway.
 
 pub mod archive;
@@ -11,10 +11,10 @@ pub mod config;
 pub mod connector;
 pub mod db;
 pub mod grants;
-pub mod handlers;
 pub mod memo;
 pub mod metrics;
 pub mod owner;
+pub mod rpc;
 pub mod send;
 pub mod server;
 pub mod state;

@@ -12,13 +12,13 @@ use wazap_shared::subjects::Subjects;
 
 use crate::archive::{self, Archive};
 use crate::state::AppState;
-use crate::{Config, connector, db, grants, handlers};
+use crate::{Config, connector, db, grants, rpc};
 
 /// Postgres connections the worker keeps open at most.
 pub const POOL_SIZE: usize = 16;
 
 /// Run the worker until `shutdown` is cancelled; returns once in-flight requests have finished
-/// (bounded by [`handlers::DRAIN_LIMIT`]). Start-up waits for Postgres (logging once) but fails
+/// (bounded by [`rpc::DRAIN_LIMIT`]). Start-up waits for Postgres (logging once) but fails
 /// on errors waiting cannot fix. Whatever it started is told to stop when it returns, also on
 /// error.
 ///
@@ -84,7 +84,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         grants: grants::GrantCache::default(),
         targets: crate::send::gates::Targets::default(),
     };
-    let served = handlers::serve(state, shutdown).await;
+    let served = rpc::serve(state, shutdown).await;
     if let Err(e) = nats.flush().await {
         tracing::debug!(error = %e, "NATS flush at shutdown failed");
     }

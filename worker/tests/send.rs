@@ -12,7 +12,7 @@ use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::send::{SendMessageRequest, SendState};
 use wazap_shared::wire::sim::UpsertContact;
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::handlers::{get_send_status, send_message};
+use wazap_worker::rpc::{get_send_status, send_message};
 use wazap_worker::send::recovery::{Recovered, recover};
 
 #[tokio::test]
@@ -106,7 +106,7 @@ async fn the_demo_connector_cannot_send() {
 }
 
 #[tokio::test]
-async fn handlers_send_and_report_through_the_sim() {
+async fn rpc_ops_send_and_report_through_the_sim() {
     let h = Harness::start().await;
     let chat = h
         .sim(

@@ -3,7 +3,7 @@
 //! behind the read tools ([`read`]).
 //!
 //! Connectors feed it through a connector-independent ingest API ([`Inbound`],
-//! [`Archive::ingest_live`], [`Archive::ingest_batch`], contact and group upserts); handlers
+//! [`Archive::ingest_live`], [`Archive::ingest_batch`], contact and group upserts); the RPC ops
 //! read through [`read`] with the caller's [`crate::viewer::Viewer`].
 
 mod events;

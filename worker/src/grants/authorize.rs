@@ -12,7 +12,7 @@ use wazap_shared::wire::grants::{ReadScope, SendPermission};
 use wazap_shared::{ErrorCode, RpcError};
 
 use super::connections::send_mode;
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 use crate::viewer::Viewer;
 
 /// Whether a connection's credential is usable now, by Postgres' clock (so that every worker

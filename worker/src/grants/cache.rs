@@ -1,7 +1,7 @@
 //! What each connection's grant was at its last accepted request, so a request can do its work
 //! *while* Postgres re-checks the grant instead of after (one round trip off every read and
 //! send; DESIGN §11). Nothing is ever answered from memory alone: a read's fresh check decides
-//! and throws a guess away when it disagrees (`handlers::granted_read`); a send's reservation
+//! and throws a guess away when it disagrees (`rpc::granted_read`); a send's reservation
 //! commits only if [`super::authorize::grant_guard`] finds the same grant (`send::fast`).
 
 use std::sync::Arc;

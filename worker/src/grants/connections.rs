@@ -14,7 +14,7 @@ use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermiss
 use wazap_shared::{ErrorCode, RpcError};
 
 use super::{issue_token, random_hex};
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// Longest connection name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;

@@ -10,7 +10,7 @@ use wazap_shared::grant::GrantClaims;
 use wazap_shared::wire::system::{Jwk, JwksResponse};
 
 use super::random_hex;
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// PKCS#8 v1 DER prefix of an Ed25519 private key; the 32-byte seed follows it.
 const PKCS8_ED25519_PREFIX: [u8; 16] = [

@@ -12,7 +12,7 @@ use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
 use wazap_shared::{ErrorCode, RpcError};
 
 use super::connections::send_mode;
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// Most chats a `selected` permission may list.
 pub const MAX_SEND_CHATS: usize = 100;

@@ -7,7 +7,7 @@ use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::owner::{AccountActionRequest, AccountView};
 
 use crate::connector::{AccountAction, ControlError, DynConnector};
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// The default account as of now.
 pub fn view(connector: &DynConnector) -> AccountView {

@@ -9,7 +9,7 @@ use wazap_shared::wire::grants::ReadScope;
 use wazap_shared::wire::owner::{ChatPage, ChatsRequest, OwnerChat};
 use wazap_shared::{ErrorCode, RpcError};
 
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u32 = 50;

@@ -13,7 +13,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::grants::connections::{ConnectionRow, normalize_scope};
 use crate::grants::{self, PermissionEdit, PermissionError, issue_token};
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// A stored connection as the owner API shows it.
 pub fn to_owner(row: ConnectionRow) -> OwnerConnection {

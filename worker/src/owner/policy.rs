@@ -10,7 +10,7 @@ use wazap_shared::ids::is_chat_id;
 use wazap_shared::wire::owner::{Owned, Policy, SetPolicyRequest};
 
 use crate::grants::connections::MAX_SCOPE_CHATS;
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// The policy now.
 pub async fn get(pool: &Pool) -> Result<Policy, RpcError> {

@@ -5,7 +5,7 @@ use deadpool_postgres::Pool;
 use wazap_shared::RpcError;
 use wazap_shared::wire::owner::{SendRow, SendsPage, SendsRequest};
 
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// The newest journal rows.
 pub async fn recent(pool: &Pool, req: SendsRequest) -> Result<SendsPage, RpcError> {

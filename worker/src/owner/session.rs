@@ -11,7 +11,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use super::{password, throttle};
 use crate::grants::random_hex;
-use crate::handlers::internal_error;
+use crate::rpc::internal_error;
 
 /// A session ends after this long without a request.
 pub const IDLE_SECS: f64 = 30.0 * 60.0;

@@ -60,6 +60,11 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
         .await?;
     tracing::info!(prefix = state.subjects.prefix(), "serving requests");
     crate::metrics::register_gauges(&state);
+    crate::metrics::register_gauges(
+        move || connector.state(wazap_shared::ids::DEFAULT_ACCOUNT),
+        &state.db,
+        &state.nats,
+    );
     let tracker = TaskTracker::new();
     let ended_early = loop {
         tokio::select! {
