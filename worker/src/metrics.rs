@@ -10,11 +10,10 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use deadpool_postgres::Pool;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter};
 use wazap_shared::wire::SyncState;
-
-use crate::state::AppState;
 
 /// The instruments, created on first use (after `telemetry::init` installed the provider).
 struct Instruments {
@@ -73,9 +72,6 @@ pub fn archived(count: usize) {
     }
 }
 
-/// The account whose session the gauge reports (the first linked account).
-const ACCOUNT: &str = "default";
-
 /// Every session state, so the gauge reports 1 for the current one and 0 for the rest.
 const STATES: [SyncState; 6] = [
     SyncState::Live,
@@ -86,21 +82,24 @@ const STATES: [SyncState; 6] = [
     SyncState::Demo,
 ];
 
-/// Register the gauges read at each export: session state, pool connections (in use, idle)
-/// and waiters, NATS connected. Call once per worker, when it starts serving.
-pub fn register_gauges(state: &AppState) {
+/// Register the gauges read at each export: session state (of the account `session_state`
+/// reports), pool connections (in use, idle) and waiters, NATS connected. Call once per worker, when it starts serving.
+pub fn register_gauges(
+    session_state: impl Fn() -> SyncState + Send + Sync + 'static,
+    pool: &Pool,
+    nats: &async_nats::Client,
+) {
     let m = meter();
-    let connector = state.connector.clone();
     m.u64_observable_gauge("wazap.worker.session.state")
         .with_description("1 for the session's current state, 0 for the others")
         .with_callback(move |o| {
-            let now = connector.state(ACCOUNT);
+            let now = session_state();
             for s in STATES {
                 o.observe(u64::from(s == now), &[KeyValue::new("state", s.as_str())]);
             }
         })
         .build();
-    let pool = state.db.clone();
+    let pool = pool.clone();
     m.u64_observable_gauge("wazap.worker.db.pool.connections")
         .with_description("Postgres pool connections by state (in_use, idle) and callers waiting")
         .with_callback(move |o| {
@@ -114,7 +113,7 @@ pub fn register_gauges(state: &AppState) {
             o.observe(s.waiting as u64, &[KeyValue::new("state", "waiting")]);
         })
         .build();
-    let nats = state.nats.clone();
+    let nats = nats.clone();
     m.u64_observable_gauge("wazap.worker.nats.connected")
         .with_description("1 while the NATS connection is up")
         .with_callback(move |o| {

@@ -15,16 +15,15 @@ use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
 use crate::config::ConnectorKind;
-use crate::send::outbound::{OutboundMessage, SendAck, SendError};
+use outbound::{OutboundMessage, SendAck, SendError};
 
 pub use account::{AccountAction, ControlError, PairingInfo};
 
 pub mod account;
 pub mod demo;
-pub mod demo_data;
 pub mod inbound;
+pub mod outbound;
 pub mod sim;
-mod sim_send;
 pub mod whatsapp;
 
 /// What the worker asks of a connector.

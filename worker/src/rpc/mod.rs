@@ -59,7 +59,7 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
         .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())
         .await?;
     tracing::info!(prefix = state.subjects.prefix(), "serving requests");
-    crate::metrics::register_gauges(&state);
+    let connector = state.connector.clone();
     crate::metrics::register_gauges(
         move || connector.state(wazap_shared::ids::DEFAULT_ACCOUNT),
         &state.db,

@@ -8,8 +8,8 @@ use wazap_shared::wire::send::{SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
 
 use super::journal::{self, JournalState, Reservation, Reserved};
-use super::outbound::{OutboundContent, OutboundMessage, SendError};
 use super::{CONNECTOR_BUDGET, Plan, replay};
+use crate::connector::outbound::{OutboundContent, OutboundMessage, SendError};
 use crate::state::AppState;
 
 /// Answer what [`journal::reserve`] found, or transmit the key it reserved. No pooled

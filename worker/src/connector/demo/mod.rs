@@ -2,17 +2,19 @@
 //! through the same ingest paths as the sim) and reports `demo`; it cannot send (every send is
 //! `CannotSend(demo)`) and has no older history to fetch.
 
+pub mod data;
+
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::SyncState;
 
+use self::data::demo_data;
 use super::Connector;
-use super::demo_data::demo_data;
 use super::inbound::{story_to_inbound, to_inbound};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate};
-use crate::send::outbound::{OutboundMessage, SendAck, SendError};
+use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
 
 /// The demo connector.
 #[derive(Debug, Clone, Copy, Default)]

@@ -27,6 +27,8 @@
 //! `seconds`, `data_base64` kept so downloads work, `thumbnail_base64` JPEG), `edit`. A message
 //! to `status@broadcast` is a story.
 
+mod send;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,12 +48,12 @@ use wazap_shared::wire::sim::{
     SimAck, UpsertContact, UpsertGroup,
 };
 
+use self::send::SimSender;
 use super::inbound::{direct_jid, story_to_inbound, to_inbound, to_inbound_all};
-use super::sim_send::SimSender;
 use super::{AccountAction, Connector, ControlError, PairingInfo};
 use crate::archive::jid::{Jid, JidKind};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
-use crate::send::outbound::{OutboundMessage, SendAck, SendError};
+use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
 
 /// A queued history page: account, canonical chat JID, messages.
 type Page = (String, String, Vec<Inbound>);

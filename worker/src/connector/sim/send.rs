@@ -21,7 +21,7 @@ use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions};
 use wazap_shared::wire::{MessageType, SyncState};
 
 use crate::archive::{Inbound, InboundAttachment};
-use crate::send::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
+use crate::connector::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
 
 /// How long a `no_ack` send waits for the ack that never comes, unless the fault says.
 const DEFAULT_NO_ACK_WAIT: Duration = Duration::from_secs(10);

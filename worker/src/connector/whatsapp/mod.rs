@@ -33,8 +33,8 @@ use wazap_shared::wire::SyncState;
 use self::session::{Control, Shared};
 use self::store::StorePaths;
 use crate::archive::{Archive, Inbound};
+use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
 use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
-use crate::send::outbound::{OutboundMessage, SendAck, SendError};
 
 /// How long start-up waits for a previous holder of the device store to let go.
 const LOCK_WAIT: Duration = Duration::from_secs(15);

@@ -20,7 +20,7 @@ use whatsapp_rust::wacore::proto_helpers::MessageBuilderExt as _;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, Jid, SendOptions, UploadOptions};
 
-use crate::send::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
+use crate::connector::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
 
 /// How long to wait for the server's ack after the hand-over (inside the journal's 50 s).
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
