@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod connector;
 pub mod db;
+pub mod error;
 pub mod grants;
 pub mod memo;
 pub mod metrics;

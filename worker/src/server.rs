@@ -75,15 +75,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         prefix = subjects.prefix(),
         "worker started"
     );
-    let state = AppState {
-        db: pool,
-        archive,
-        connector,
-        nats: nats.clone(),
-        subjects,
-        grants: grants::GrantCache::default(),
-        targets: crate::send::gates::Targets::default(),
-    };
+    let state = AppState::new(pool, archive, connector, nats.clone(), subjects);
     let served = rpc::serve(state, shutdown).await;
     if let Err(e) = nats.flush().await {
         tracing::debug!(error = %e, "NATS flush at shutdown failed");

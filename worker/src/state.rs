@@ -5,6 +5,9 @@ use wazap_shared::subjects::Subjects;
 
 use crate::archive::Archive;
 use crate::connector::DynConnector;
+use crate::grants::GrantCache;
+use crate::send::Sender;
+use crate::send::gates::Targets;
 
 /// Handles every handler may use.
 #[derive(Clone)]
@@ -20,7 +23,38 @@ pub struct AppState {
     /// This deployment's subjects.
     pub subjects: Subjects,
     /// Each connection's viewer at its last accepted request (read ops speculate with it).
-    pub grants: crate::grants::GrantCache,
-    /// Where each chat id led the last send that looked it up (sends speculate with it).
-    pub targets: crate::send::gates::Targets,
+    pub grants: GrantCache,
+    /// What the send ops run with (the same handles, and the same grant cache).
+    pub sender: Sender,
+}
+
+impl AppState {
+    /// The state over these handles, with empty memos.
+    pub fn new(
+        db: Pool,
+        archive: Archive,
+        connector: DynConnector,
+        nats: async_nats::Client,
+        subjects: Subjects,
+    ) -> Self {
+        let grants = GrantCache::default();
+        let sender = Sender {
+            db: db.clone(),
+            archive: archive.clone(),
+            connector: connector.clone(),
+            nats: nats.clone(),
+            subjects: subjects.clone(),
+            grants: grants.clone(),
+            targets: Targets::default(),
+        };
+        Self {
+            db,
+            archive,
+            connector,
+            nats,
+            subjects,
+            grants,
+            sender,
+        }
+    }
 }

@@ -202,7 +202,7 @@ async fn authorize_rejects_every_bad_grant_alike() {
         grants::revoke_connection(&pool, "conn_0000000000000000")
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
 
@@ -229,8 +229,8 @@ async fn authorize_rejects_every_bad_grant_alike() {
     let mut messages = Vec::new();
     for g in &bad {
         let e = grants::authorize(&pool, g.as_ref()).await.unwrap_err();
-        assert_eq!(e.code, ErrorCode::Unauthenticated, "{g:?}");
-        messages.push(e.message);
+        assert_eq!(e.code(), ErrorCode::Unauthenticated, "{g:?}");
+        messages.push(e.message().to_owned());
     }
     messages.dedup();
     assert_eq!(messages.len(), 1, "one message for every rejection");
@@ -264,8 +264,8 @@ async fn connections_are_validated_and_listed_without_tokens() {
         let pool = pool.clone();
         async move {
             let e = grants::create_connection(&pool, n).await.unwrap_err();
-            assert_eq!(e.code, ErrorCode::InvalidArgument);
-            e.message
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            e.message().to_owned()
         }
     };
     let mut n = new_conn(ConnectionKind::Remote, ReadScope::all());

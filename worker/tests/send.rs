@@ -100,8 +100,8 @@ async fn the_demo_connector_cannot_send() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::SessionCannotSend);
-    assert!(e.message.contains("demo"));
+    assert_eq!(e.code(), ErrorCode::SessionCannotSend);
+    assert!(e.message().contains("demo"));
     h.finish().await;
 }
 

@@ -7,12 +7,12 @@ use std::sync::LazyLock;
 
 use deadpool_postgres::{GenericClient, Pool};
 use tokio_postgres::types::Json;
+use wazap_shared::ErrorCode;
 use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
 use wazap_shared::wire::grants::{ReadScope, SendPermission};
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::connections::send_mode;
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 use crate::viewer::Viewer;
 
 /// Whether a connection's credential is usable now, by Postgres' clock (so that every worker
@@ -60,8 +60,8 @@ pub struct Authorized {
 }
 
 /// The one answer for every rejected grant: which check failed is logged, never told.
-fn rejected() -> RpcError {
-    RpcError::new(
+fn rejected() -> Error {
+    Error::new(
         ErrorCode::Unauthenticated,
         "the token is not valid (missing, expired, revoked or replaced)",
     )
@@ -69,15 +69,12 @@ fn rejected() -> RpcError {
 
 /// Authorise one request. Missing grant, unknown connection, revoked, expired, stale revision,
 /// or a `local` connection from a non-loopback client ⇒ `unauthenticated`, all alike.
-pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Authorized, RpcError> {
+pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Authorized, Error> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");
         return Err(rejected());
     };
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("authorize: database", &e))?;
+    let client = pool.get().await.context("authorize: database")?;
     authorize_on(&client, Some(grant)).await
 }
 
@@ -88,7 +85,7 @@ pub async fn authorize(pool: &Pool, grant: Option<&VerifiedGrant>) -> Result<Aut
 pub async fn authorize_on(
     client: &impl GenericClient,
     grant: Option<&VerifiedGrant>,
-) -> Result<Authorized, RpcError> {
+) -> Result<Authorized, Error> {
     let Some(grant) = grant else {
         tracing::debug!("rejected: no grant");
         return Err(rejected());
@@ -96,11 +93,11 @@ pub async fn authorize_on(
     let stmt = client
         .prepare_cached(&AUTHORIZE)
         .await
-        .map_err(|e| internal_error("authorize: prepare", &e))?;
+        .context("authorize: prepare")?;
     let row = client
         .query_opt(&stmt, &[&grant.connection_id])
         .await
-        .map_err(|e| internal_error("authorize: query", &e))?;
+        .context("authorize: query")?;
     let Some(row) = row else {
         tracing::debug!(connection.id = %grant.connection_id, "rejected: unknown connection");
         return Err(rejected());
@@ -112,7 +109,7 @@ pub async fn authorize_on(
         let active: bool = row.try_get("active")?;
         Ok((kind, revision, active))
     })();
-    let (kind, revision, active) = decoded.map_err(|e| internal_error("authorize: decode", &e))?;
+    let (kind, revision, active) = decoded.context("authorize: decode")?;
     let reason = if !active {
         Some("revoked or expired")
     } else if i64::from(revision) != i64::from(grant.revision) {
@@ -132,7 +129,7 @@ pub async fn authorize_on(
             row: row.try_get("grant_row")?,
         })
     };
-    accepted().map_err(|e| internal_error("authorize: decode", &e))
+    accepted().context("authorize: decode")
 }
 
 /// The viewer of an accepted row.

@@ -8,13 +8,13 @@ use deadpool_postgres::Pool;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
+use wazap_shared::ErrorCode;
 use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims};
 use wazap_shared::ids::is_chat_id;
 use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::{issue_token, random_hex};
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 
 /// Longest connection name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -65,24 +65,18 @@ const COLUMNS: &str = "connection_id, name, kind, created_at, expires_at, revoke
 pub async fn create_connection(
     pool: &Pool,
     new: NewConnection,
-) -> Result<(ConnectionRow, String), RpcError> {
+) -> Result<(ConnectionRow, String), Error> {
     let name = validate_name(&new.name)?;
     if new.expires_at <= Utc::now() {
-        return Err(RpcError::invalid("expires_at", "must be in the future"));
+        return Err(Error::invalid("expires_at", "must be in the future"));
     }
     let scope = normalize_scope(new.read_scope)?;
-    let id = format!(
-        "conn_{}",
-        random_hex(8).map_err(|e| internal_error("connection id", &e))?
-    );
-    let mut client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("create connection: database", &e))?;
+    let id = format!("conn_{}", random_hex(8).context("connection id")?);
+    let mut client = pool.get().await.context("create connection: database")?;
     let tx = client
         .transaction()
         .await
-        .map_err(|e| internal_error("create connection: begin", &e))?;
+        .context("create connection: begin")?;
     let row = tx
         .query_one(
             &format!(
@@ -98,8 +92,8 @@ pub async fn create_connection(
             ],
         )
         .await
-        .map_err(|e| internal_error("create connection: insert", &e))?;
-    let conn = from_row(&row).map_err(|e| internal_error("create connection: decode", &e))?;
+        .context("create connection: insert")?;
+    let conn = from_row(&row).context("create connection: decode")?;
     // Its send-key counter exists from the start: every reservation locks it before inserting
     // its key, so simultaneous first sends queue instead of deadlocking (`send::journal`).
     tx.execute(
@@ -107,7 +101,7 @@ pub async fn create_connection(
         &[&conn.id],
     )
     .await
-    .map_err(|e| internal_error("create connection: key counter", &e))?;
+    .context("create connection: key counter")?;
     let claims = GrantClaims {
         sub: conn.id.clone(),
         rev: conn.revision,
@@ -118,40 +112,32 @@ pub async fn create_connection(
     };
     let token = issue_token(&tx, &claims)
         .await
-        .map_err(|e| internal_error("create connection: sign", &e))?;
-    tx.commit()
-        .await
-        .map_err(|e| internal_error("create connection: commit", &e))?;
+        .context("create connection: sign")?;
+    tx.commit().await.context("create connection: commit")?;
     tracing::info!(connection.id = %conn.id, kind = conn.kind.as_str(), "connection created");
     Ok((conn, token))
 }
 
 /// Every connection, oldest first, revoked and expired ones included.
-pub async fn list_connections(pool: &Pool) -> Result<Vec<ConnectionRow>, RpcError> {
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("list connections: database", &e))?;
+pub async fn list_connections(pool: &Pool) -> Result<Vec<ConnectionRow>, Error> {
+    let client = pool.get().await.context("list connections: database")?;
     let rows = client
         .query(
             &format!("select {COLUMNS} from connections order by created_at, connection_id"),
             &[],
         )
         .await
-        .map_err(|e| internal_error("list connections: query", &e))?;
+        .context("list connections: query")?;
     rows.iter()
         .map(from_row)
         .collect::<anyhow::Result<_>>()
-        .map_err(|e| internal_error("list connections: decode", &e))
+        .context("list connections: decode")
 }
 
 /// Revoke a connection: every token it ever had stops working on the next request. Revoking
 /// twice is fine; an unknown id is `not_found`.
-pub async fn revoke_connection(pool: &Pool, id: &str) -> Result<(), RpcError> {
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("revoke connection: database", &e))?;
+pub async fn revoke_connection(pool: &Pool, id: &str) -> Result<(), Error> {
+    let client = pool.get().await.context("revoke connection: database")?;
     let n = client
         .execute(
             "update connections set revoked_at = coalesce(revoked_at, now())
@@ -159,23 +145,23 @@ pub async fn revoke_connection(pool: &Pool, id: &str) -> Result<(), RpcError> {
             &[&id],
         )
         .await
-        .map_err(|e| internal_error("revoke connection: update", &e))?;
+        .context("revoke connection: update")?;
     if n == 0 {
-        return Err(RpcError::new(ErrorCode::NotFound, "connection: not found"));
+        return Err(Error::new(ErrorCode::NotFound, "connection: not found"));
     }
     tracing::info!(connection.id = %id, "connection revoked");
     Ok(())
 }
 
 /// A trimmed name of 1–[`MAX_NAME_CHARS`] characters without control characters.
-fn validate_name(name: &str) -> Result<String, RpcError> {
+fn validate_name(name: &str) -> Result<String, Error> {
     let name = name.trim();
     let len = name.chars().count();
     if len == 0 || len > MAX_NAME_CHARS {
-        return Err(RpcError::invalid("name", "must be 1-100 characters"));
+        return Err(Error::invalid("name", "must be 1-100 characters"));
     }
     if name.chars().any(char::is_control) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "name",
             "must not contain control characters",
         ));
@@ -185,13 +171,13 @@ fn validate_name(name: &str) -> Result<String, RpcError> {
 
 /// Check a read scope and drop repeated chats: listed chats must be opaque chat ids (never phone
 /// numbers or JIDs), `selected` needs at least one, and `since` must come before `until`.
-pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, RpcError> {
+pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, Error> {
     let chats = match scope.chats {
         ChatSelection::All => ChatSelection::All,
         ChatSelection::Selected { chats } => {
             let chats = chat_list("read_scope.chats", chats)?;
             if chats.is_empty() {
-                return Err(RpcError::invalid(
+                return Err(Error::invalid(
                     "read_scope.chats",
                     "selected needs at least one chat",
                 ));
@@ -205,7 +191,7 @@ pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, RpcError> {
     if let (Some(since), Some(until)) = (scope.since, scope.until)
         && since >= until
     {
-        return Err(RpcError::invalid("read_scope.until", "must be after since"));
+        return Err(Error::invalid("read_scope.until", "must be after since"));
     }
     Ok(ReadScope {
         chats,
@@ -215,19 +201,19 @@ pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, RpcError> {
 }
 
 /// Opaque chat ids, first occurrence kept, at most [`MAX_SCOPE_CHATS`].
-fn chat_list(field: &str, chats: Vec<String>) -> Result<Vec<String>, RpcError> {
+fn chat_list(field: &str, chats: Vec<String>) -> Result<Vec<String>, Error> {
     let mut seen = HashSet::with_capacity(chats.len());
     let mut out = Vec::with_capacity(chats.len());
     for c in chats {
         if !is_chat_id(&c) {
-            return Err(RpcError::invalid(field, "expected opaque chat ids (c_…)"));
+            return Err(Error::invalid(field, "expected opaque chat ids (c_…)"));
         }
         if seen.insert(c.clone()) {
             out.push(c);
         }
     }
     if out.len() > MAX_SCOPE_CHATS {
-        return Err(RpcError::invalid(field, "at most 10000 chats"));
+        return Err(Error::invalid(field, "at most 10000 chats"));
     }
     Ok(out)
 }

@@ -5,12 +5,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use deadpool_postgres::{GenericClient, Pool};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use wazap_shared::RpcError;
 use wazap_shared::grant::GrantClaims;
 use wazap_shared::wire::system::{Jwk, JwksResponse};
 
 use super::random_hex;
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 
 /// PKCS#8 v1 DER prefix of an Ed25519 private key; the 32-byte seed follows it.
 const PKCS8_ED25519_PREFIX: [u8; 16] = [
@@ -54,22 +53,16 @@ pub async fn ensure_signing_key(pool: &Pool) -> anyhow::Result<String> {
 }
 
 /// The public keys a current token may be signed with (RFC 8037 OKP), for gateways.
-pub async fn jwks(pool: &Pool) -> Result<JwksResponse, RpcError> {
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("jwks: database", &e))?;
+pub async fn jwks(pool: &Pool) -> Result<JwksResponse, Error> {
+    let client = pool.get().await.context("jwks: database")?;
     let stmt = client
         .prepare_cached(
             "select kid, public_x from signing_keys where retired_at is null
              order by created_at desc, kid",
         )
         .await
-        .map_err(|e| internal_error("jwks: prepare", &e))?;
-    let rows = client
-        .query(&stmt, &[])
-        .await
-        .map_err(|e| internal_error("jwks: query", &e))?;
+        .context("jwks: prepare")?;
+    let rows = client.query(&stmt, &[]).await.context("jwks: query")?;
     Ok(JwksResponse {
         keys: rows
             .iter()

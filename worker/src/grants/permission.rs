@@ -7,12 +7,12 @@ use std::collections::HashSet;
 
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Json;
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::is_chat_id;
 use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::connections::send_mode;
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 
 /// Most chats a `selected` permission may list.
 pub const MAX_SEND_CHATS: usize = 100;
@@ -33,18 +33,18 @@ pub struct PermissionEdit {
 }
 
 /// Why an edit was not applied.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PermissionError {
     /// The credential or send revision changed since the editor looked (HTTP 409).
     #[error("changed elsewhere: reopen and edit again")]
     Stale,
     /// The edit is invalid, or the connection is unknown, revoked or expired.
     #[error("{0}")]
-    Rejected(RpcError),
+    Rejected(Error),
 }
 
-impl From<RpcError> for PermissionError {
-    fn from(e: RpcError) -> Self {
+impl From<Error> for PermissionError {
+    fn from(e: Error) -> Self {
         Self::Rejected(e)
     }
 }
@@ -54,15 +54,11 @@ pub async fn set_send_permission(
     pool: &Pool,
     edit: PermissionEdit,
 ) -> Result<SendPermission, PermissionError> {
-    let db_err = |ctx: &'static str| move |e: tokio_postgres::Error| internal_error(ctx, &e);
-    let mut client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("send permission: database", &e))?;
+    let mut client = pool.get().await.context("send permission: database")?;
     let tx = client
         .transaction()
         .await
-        .map_err(db_err("send permission: begin"))?;
+        .context("send permission: begin")?;
     let row = tx
         .query_opt(
             "select c.revision, c.send_revision, c.read_scope,
@@ -74,15 +70,15 @@ pub async fn set_send_permission(
             &[&edit.id],
         )
         .await
-        .map_err(db_err("send permission: select"))?
-        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "connection: not found"))?;
+        .context("send permission: select")?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, "connection: not found"))?;
     let revision: i32 = row.get("revision");
     let send_revision: i32 = row.get("send_revision");
     let Json(scope): Json<ReadScope> = row.get("read_scope");
     let active: bool = row.get("active");
     let excluded: Vec<String> = row.get("excluded");
     if !active {
-        return Err(RpcError::invalid("id", "the connection is revoked or expired").into());
+        return Err(Error::invalid("id", "the connection is revoked or expired").into());
     }
     if edit
         .revision
@@ -96,7 +92,7 @@ pub async fn set_send_permission(
     let chats = match edit.mode {
         SendMode::None | SendMode::All => {
             if !edit.chats.is_empty() {
-                return Err(RpcError::invalid("chats", "must be empty for none and all").into());
+                return Err(Error::invalid("chats", "must be empty for none and all").into());
             }
             Vec::new()
         }
@@ -108,10 +104,10 @@ pub async fn set_send_permission(
                     &[&edit.chats],
                 )
                 .await
-                .map_err(db_err("send permission: chats"))?
+                .context("send permission: chats")?
                 .get(0);
             if known != edit.chats.len() as i64 {
-                return Err(RpcError::invalid(
+                return Err(Error::invalid(
                     "chats",
                     "every chat must be one this connection may read",
                 )
@@ -134,12 +130,10 @@ pub async fn set_send_permission(
             &[&edit.id, &mode, &chats],
         )
         .await
-        .map_err(db_err("send permission: update"))?;
-    tx.commit()
-        .await
-        .map_err(db_err("send permission: commit"))?;
+        .context("send permission: update")?;
+    tx.commit().await.context("send permission: commit")?;
     let permission = SendPermission {
-        mode: send_mode(row.get(0)).map_err(|e| internal_error("send permission: decode", &e))?,
+        mode: send_mode(row.get(0)).context("send permission: decode")?,
         chats: row.get(1),
         revision: u32::try_from(row.get::<_, i32>(2)).unwrap_or_default(),
     };
@@ -154,24 +148,20 @@ pub async fn set_send_permission(
 }
 
 /// `selected`: 1–100 unique opaque chat ids, each inside the read scope and not excluded.
-fn check_selected(
-    chats: &[String],
-    scope: &ReadScope,
-    excluded: &[String],
-) -> Result<(), RpcError> {
+fn check_selected(chats: &[String], scope: &ReadScope, excluded: &[String]) -> Result<(), Error> {
     if chats.is_empty() || chats.len() > MAX_SEND_CHATS {
-        return Err(RpcError::invalid("chats", "selected needs 1–100 chats"));
+        return Err(Error::invalid("chats", "selected needs 1–100 chats"));
     }
     let mut seen = HashSet::new();
     for c in chats {
         if !is_chat_id(c) {
-            return Err(RpcError::invalid("chats", "expected opaque chat ids (c_…)"));
+            return Err(Error::invalid("chats", "expected opaque chat ids (c_…)"));
         }
         if !seen.insert(c) {
-            return Err(RpcError::invalid("chats", "each chat at most once"));
+            return Err(Error::invalid("chats", "each chat at most once"));
         }
         if !scope.chats.allows(c) || excluded.contains(c) {
-            return Err(RpcError::invalid(
+            return Err(Error::invalid(
                 "chats",
                 "every chat must be one this connection may read",
             ));

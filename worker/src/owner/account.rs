@@ -2,12 +2,11 @@
 //! and the owner's actions (pause, resume, unlink, pair by QR or code) carried out by the
 //! connector. A refusal the connector explains (e.g. `demo` cannot pair) is shown to the owner.
 
-use wazap_shared::RpcError;
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::owner::{AccountActionRequest, AccountView};
 
 use crate::connector::{AccountAction, ControlError, DynConnector};
-use crate::rpc::internal_error;
+use crate::error::Error;
 
 /// The default account as of now.
 pub fn view(connector: &DynConnector) -> AccountView {
@@ -26,7 +25,7 @@ pub fn view(connector: &DynConnector) -> AccountView {
 pub async fn act(
     connector: &DynConnector,
     req: AccountActionRequest,
-) -> Result<AccountView, RpcError> {
+) -> Result<AccountView, Error> {
     let action = match req {
         AccountActionRequest::Pause => AccountAction::Pause,
         AccountActionRequest::Resume => AccountAction::Resume,
@@ -35,7 +34,7 @@ pub async fn act(
         AccountActionRequest::PairWithCode { phone } => {
             let digits = phone.trim().trim_start_matches('+');
             if !(7..=15).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(RpcError::invalid(
+                return Err(Error::invalid(
                     "phone",
                     "expected the phone number's digits with country code",
                 ));
@@ -52,7 +51,7 @@ pub async fn act(
             tracing::info!(action = %kind, "account action carried out");
             Ok(view(connector))
         }
-        Err(ControlError::NotNow(why)) => Err(RpcError::invalid("action", why)),
-        Err(ControlError::Failed(e)) => Err(internal_error("account action", &e)),
+        Err(ControlError::NotNow(why)) => Err(Error::invalid("action", why)),
+        Err(ControlError::Failed(e)) => Err(Error::internal("account action", e)),
     }
 }

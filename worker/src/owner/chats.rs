@@ -5,11 +5,11 @@
 
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Json;
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::grants::ReadScope;
 use wazap_shared::wire::owner::{ChatPage, ChatsRequest, OwnerChat};
-use wazap_shared::{ErrorCode, RpcError};
 
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -23,19 +23,15 @@ pub const MAX_NAMED: usize = 10_000;
 const NAME: &str = "coalesce(nullif(name, ''), nullif(push_name, ''), '+' || phone, kind)";
 
 /// One page of chats matching `req`.
-pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, RpcError> {
+pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, Error> {
     let limit = req.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(RpcError::invalid("limit", "must be 1-200"));
+        return Err(Error::invalid("limit", "must be 1-200"));
     }
     if req.named.len() > MAX_NAMED || req.query.chars().count() > 200 {
-        return Err(RpcError::invalid("named", "too long"));
+        return Err(Error::invalid("named", "too long"));
     }
-    let db = |e: tokio_postgres::Error| internal_error("owner chats: query", &e);
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("owner chats: database", &e))?;
+    let client = pool.get().await.context("owner chats: database")?;
     let allowed: Option<(ReadScope, Vec<String>)> = match &req.connection_id {
         None => None,
         Some(id) => {
@@ -47,8 +43,8 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, RpcError> 
                     &[id],
                 )
                 .await
-                .map_err(db)?
-                .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "connection: not found"))?;
+                .context("owner chats: query")?
+                .ok_or_else(|| Error::new(ErrorCode::NotFound, "connection: not found"))?;
             let Json(scope): Json<ReadScope> = row.get(0);
             Some((scope, row.get(1)))
         }
@@ -64,7 +60,7 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, RpcError> 
             &[&req.query.trim()],
         )
         .await
-        .map_err(db)?;
+        .context("owner chats: query")?;
     let matching: Vec<OwnerChat> = rows
         .iter()
         .map(|r| OwnerChat {
@@ -93,7 +89,7 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, RpcError> 
                 &[&req.named],
             )
             .await
-            .map_err(db)?
+            .context("owner chats: query")?
             .iter()
             .map(|r| OwnerChat {
                 id: r.get(0),

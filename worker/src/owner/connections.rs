@@ -6,14 +6,14 @@
 use chrono::Utc;
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Json;
+use wazap_shared::ErrorCode;
 use wazap_shared::grant::{AUDIENCE, GrantClaims};
 use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
 use wazap_shared::wire::owner::{IssuedConnection, Owned, OwnerConnection, SendPermissionRequest};
-use wazap_shared::{ErrorCode, RpcError};
 
+use crate::error::{Context as _, Error};
 use crate::grants::connections::{ConnectionRow, normalize_scope};
 use crate::grants::{self, PermissionEdit, PermissionError, issue_token};
-use crate::rpc::internal_error;
 
 /// A stored connection as the owner API shows it.
 pub fn to_owner(row: ConnectionRow) -> OwnerConnection {
@@ -31,13 +31,13 @@ pub fn to_owner(row: ConnectionRow) -> OwnerConnection {
 }
 
 /// One connection by id, or `not_found`.
-pub async fn get(pool: &Pool, id: &str) -> Result<OwnerConnection, RpcError> {
+pub async fn get(pool: &Pool, id: &str) -> Result<OwnerConnection, Error> {
     grants::list_connections(pool)
         .await?
         .into_iter()
         .find(|c| c.id == id)
         .map(to_owner)
-        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "connection: not found"))
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, "connection: not found"))
 }
 
 /// A new credential revision for `id` (seen by the owner at `revision`), optionally with a new
@@ -48,17 +48,10 @@ pub async fn new_revision(
     id: &str,
     revision: u32,
     scope: Option<ReadScope>,
-) -> Result<Owned<IssuedConnection>, RpcError> {
+) -> Result<Owned<IssuedConnection>, Error> {
     let scope = scope.map(normalize_scope).transpose()?;
-    let db = |ctx: &'static str| move |e: tokio_postgres::Error| internal_error(ctx, &e);
-    let mut client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("new revision: database", &e))?;
-    let tx = client
-        .transaction()
-        .await
-        .map_err(db("new revision: begin"))?;
+    let mut client = pool.get().await.context("new revision: database")?;
+    let tx = client.transaction().await.context("new revision: begin")?;
     let row = tx
         .query_opt(
             "select revision, (revoked_at is null and expires_at > now()) as active
@@ -66,13 +59,10 @@ pub async fn new_revision(
             &[&id],
         )
         .await
-        .map_err(db("new revision: select"))?
-        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "connection: not found"))?;
+        .context("new revision: select")?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, "connection: not found"))?;
     if !row.get::<_, bool>("active") {
-        return Err(RpcError::invalid(
-            "id",
-            "the connection is revoked or expired",
-        ));
+        return Err(Error::invalid("id", "the connection is revoked or expired"));
     }
     if i64::from(row.get::<_, i32>("revision")) != i64::from(revision) {
         return Ok(Owned::Stale);
@@ -88,7 +78,7 @@ pub async fn new_revision(
             &[&id, &scope.as_ref().map(Json)],
         )
         .await
-        .map_err(db("new revision: update"))?;
+        .context("new revision: update")?;
     let kind: String = row.get(2);
     let expires_at: chrono::DateTime<Utc> = row.get(1);
     let claims = GrantClaims {
@@ -99,12 +89,12 @@ pub async fn new_revision(
         iat: Utc::now().timestamp(),
         kind: kind
             .parse()
-            .map_err(|e: String| internal_error("new revision: kind", &e))?,
+            .map_err(|e: String| Error::internal("new revision: kind", anyhow::Error::msg(e)))?,
     };
     let token = issue_token(&tx, &claims)
         .await
-        .map_err(|e| internal_error("new revision: sign", &e))?;
-    tx.commit().await.map_err(db("new revision: commit"))?;
+        .context("new revision: sign")?;
+    tx.commit().await.context("new revision: commit")?;
     tracing::info!(
         connection.id = %id,
         revision = claims.rev,
@@ -123,17 +113,18 @@ pub async fn new_revision(
 pub async fn set_send_permission(
     pool: &Pool,
     req: SendPermissionRequest,
-) -> Result<Owned<SendPermission>, RpcError> {
-    let (mode, expected) = match req.mode {
-        Some(mode) => (
-            mode,
-            Some(req.expected_send_revision.ok_or_else(|| {
-                RpcError::invalid("expected_send_revision", "required with mode")
-            })?),
-        ),
-        None if req.chats.is_empty() => (SendMode::None, None),
-        None => (SendMode::Selected, None),
-    };
+) -> Result<Owned<SendPermission>, Error> {
+    let (mode, expected) =
+        match req.mode {
+            Some(mode) => (
+                mode,
+                Some(req.expected_send_revision.ok_or_else(|| {
+                    Error::invalid("expected_send_revision", "required with mode")
+                })?),
+            ),
+            None if req.chats.is_empty() => (SendMode::None, None),
+            None => (SendMode::Selected, None),
+        };
     let edit = PermissionEdit {
         id: req.id,
         revision: Some(req.revision),

@@ -5,22 +5,21 @@
 use std::collections::HashSet;
 
 use deadpool_postgres::Pool;
-use wazap_shared::RpcError;
 use wazap_shared::ids::is_chat_id;
 use wazap_shared::wire::owner::{Owned, Policy, SetPolicyRequest};
 
+use crate::error::{Context as _, Error};
 use crate::grants::connections::MAX_SCOPE_CHATS;
-use crate::rpc::internal_error;
 
 /// The policy now.
-pub async fn get(pool: &Pool) -> Result<Policy, RpcError> {
+pub async fn get(pool: &Pool) -> Result<Policy, Error> {
     let row = pool
         .get()
         .await
-        .map_err(|e| internal_error("policy: database", &e))?
+        .context("policy: database")?
         .query_one("select excluded_chats, revision from archive_policy", &[])
         .await
-        .map_err(|e| internal_error("policy: query", &e))?;
+        .context("policy: query")?;
     Ok(Policy {
         excluded_chats: row.get(0),
         revision: u32::try_from(row.get::<_, i32>(1)).unwrap_or_default(),
@@ -28,12 +27,12 @@ pub async fn get(pool: &Pool) -> Result<Policy, RpcError> {
 }
 
 /// Replace the excluded chats when `req.revision` is current.
-pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, RpcError> {
+pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, Error> {
     let mut seen = HashSet::new();
     let mut chats = Vec::new();
     for c in req.excluded_chats {
         if !is_chat_id(&c) {
-            return Err(RpcError::invalid(
+            return Err(Error::invalid(
                 "excluded_chats",
                 "expected opaque chat ids (c_…)",
             ));
@@ -43,20 +42,20 @@ pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, Rp
         }
     }
     if chats.len() > MAX_SCOPE_CHATS {
-        return Err(RpcError::invalid("excluded_chats", "at most 10000 chats"));
+        return Err(Error::invalid("excluded_chats", "at most 10000 chats"));
     }
     let revision = i32::try_from(req.revision).unwrap_or(i32::MAX);
     let row = pool
         .get()
         .await
-        .map_err(|e| internal_error("policy: database", &e))?
+        .context("policy: database")?
         .query_opt(
             "update archive_policy set excluded_chats = $1, revision = revision + 1
               where revision = $2 returning excluded_chats, revision",
             &[&chats, &revision],
         )
         .await
-        .map_err(|e| internal_error("policy: update", &e))?;
+        .context("policy: update")?;
     let Some(row) = row else {
         return Ok(Owned::Stale);
     };

@@ -2,21 +2,20 @@
 //! first. The journal never holds a body, so none can be shown.
 
 use deadpool_postgres::Pool;
-use wazap_shared::RpcError;
 use wazap_shared::wire::owner::{SendRow, SendsPage, SendsRequest};
 
-use crate::rpc::internal_error;
+use crate::error::{Context as _, Error};
 
 /// The newest journal rows.
-pub async fn recent(pool: &Pool, req: SendsRequest) -> Result<SendsPage, RpcError> {
+pub async fn recent(pool: &Pool, req: SendsRequest) -> Result<SendsPage, Error> {
     let limit = req.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
-        return Err(RpcError::invalid("limit", "must be 1-200"));
+        return Err(Error::invalid("limit", "must be 1-200"));
     }
     let rows = pool
         .get()
         .await
-        .map_err(|e| internal_error("recent sends: database", &e))?
+        .context("recent sends: database")?
         .query(
             "select j.connection_id, coalesce(c.name, ''), j.request_id, j.tool, j.chat_id,
                     coalesce(nullif(ch.name, ''), nullif(ch.push_name, ''), '+' || ch.phone, ''),
@@ -29,7 +28,7 @@ pub async fn recent(pool: &Pool, req: SendsRequest) -> Result<SendsPage, RpcErro
             &[&i64::from(limit)],
         )
         .await
-        .map_err(|e| internal_error("recent sends: query", &e))?;
+        .context("recent sends: query")?;
     Ok(SendsPage {
         sends: rows
             .iter()

@@ -6,12 +6,12 @@
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
 use sha2::{Digest as _, Sha256};
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::owner::SessionInfo;
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::{password, throttle};
+use crate::error::{Context as _, Error};
 use crate::grants::random_hex;
-use crate::rpc::internal_error;
 
 /// A session ends after this long without a request.
 pub const IDLE_SECS: f64 = 30.0 * 60.0;
@@ -40,8 +40,8 @@ fn digest(session_id: &str) -> Vec<u8> {
     Sha256::digest(session_id.as_bytes()).to_vec()
 }
 
-fn unauthenticated() -> RpcError {
-    RpcError::new(ErrorCode::Unauthenticated, "log in first")
+fn unauthenticated() -> Error {
+    Error::new(ErrorCode::Unauthenticated, "log in first")
 }
 
 /// Equal strings, compared in time independent of where they differ.
@@ -55,12 +55,14 @@ fn same(a: &str, b: &str) -> bool {
 
 /// Check the password (throttled) and start a new session; `old` (the cookie the browser
 /// came with, if any) is deleted. A wrong password and an unset one get the same answer.
-pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionInfo, RpcError> {
-    let db = |e: &dyn std::fmt::Display| internal_error("owner login: database", e);
-    let client = pool.get().await.map_err(|e| db(&e))?;
-    if throttle::locked(&client).await.map_err(|e| db(&e))? {
+pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionInfo, Error> {
+    let client = pool.get().await.context("owner login: database")?;
+    if throttle::locked(&client)
+        .await
+        .context("owner login: database")?
+    {
         tracing::warn!("owner login refused: locked after repeated failures");
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::RateLimited,
             "too many failed logins; try again later",
         ));
@@ -68,26 +70,26 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
     let stored: Option<String> = client
         .query_opt("select password_hash from owner_credentials", &[])
         .await
-        .map_err(|e| db(&e))?
+        .context("owner login: database")?
         .map(|r| r.get(0));
     let ok = match (&stored, password::acceptable(pw)) {
         (Some(phc), true) => password::verify(pw, phc)
             .await
-            .map_err(|e| internal_error("owner login: verify", &e))?,
+            .context("owner login: verify")?,
         _ => false,
     };
     if !ok {
         throttle::record_failure(&client)
             .await
-            .map_err(|e| db(&e))?;
+            .context("owner login: database")?;
         tracing::warn!(password_set = stored.is_some(), "owner login failed");
-        return Err(RpcError::new(ErrorCode::Unauthenticated, "wrong password"));
+        return Err(Error::new(ErrorCode::Unauthenticated, "wrong password"));
     }
     throttle::record_success(&client)
         .await
-        .map_err(|e| db(&e))?;
-    let id = random_hex(32).map_err(|e| internal_error("owner login: id", &e))?;
-    let csrf = random_hex(32).map_err(|e| internal_error("owner login: csrf", &e))?;
+        .context("owner login: database")?;
+    let id = random_hex(32).context("owner login: id")?;
+    let csrf = random_hex(32).context("owner login: csrf")?;
     if let Some(old) = old {
         client
             .execute(
@@ -95,7 +97,7 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
                 &[&digest(old)],
             )
             .await
-            .map_err(|e| db(&e))?;
+            .context("owner login: database")?;
     }
     client
         .execute(
@@ -104,7 +106,7 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
             &[&IDLE_SECS],
         )
         .await
-        .map_err(|e| db(&e))?;
+        .context("owner login: database")?;
     let expires_at = Utc::now() + chrono::Duration::seconds(ABSOLUTE_SECS);
     client
         .execute(
@@ -112,7 +114,7 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
             &[&digest(&id), &csrf, &expires_at],
         )
         .await
-        .map_err(|e| db(&e))?;
+        .context("owner login: database")?;
     tracing::info!("owner logged in");
     Ok(SessionInfo {
         session: Some(id),
@@ -128,14 +130,11 @@ pub async fn check(
     session: Option<&str>,
     csrf: Option<&str>,
     write: bool,
-) -> Result<Checked, RpcError> {
+) -> Result<Checked, Error> {
     let Some(session) = session.filter(|s| !s.is_empty()) else {
         return Err(unauthenticated());
     };
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| internal_error("owner session: database", &e))?;
+    let client = pool.get().await.context("owner session: database")?;
     let row = client
         .query_opt(
             "update owner_sessions set last_seen_at = now()
@@ -145,7 +144,7 @@ pub async fn check(
             &[&digest(session), &IDLE_SECS],
         )
         .await
-        .map_err(|e| internal_error("owner session: query", &e))?
+        .context("owner session: query")?
         .ok_or_else(unauthenticated)?;
     let stored: String = row.get(0);
     if write && !csrf.is_some_and(|c| same(c, &stored)) {
@@ -159,16 +158,16 @@ pub async fn check(
 }
 
 /// End a session (idempotent).
-pub async fn logout(pool: &Pool, session: &str) -> Result<(), RpcError> {
+pub async fn logout(pool: &Pool, session: &str) -> Result<(), Error> {
     pool.get()
         .await
-        .map_err(|e| internal_error("owner logout: database", &e))?
+        .context("owner logout: database")?
         .execute(
             "delete from owner_sessions where id_sha256 = $1",
             &[&digest(session)],
         )
         .await
-        .map_err(|e| internal_error("owner logout: delete", &e))?;
+        .context("owner logout: delete")?;
     tracing::info!("owner logged out");
     Ok(())
 }

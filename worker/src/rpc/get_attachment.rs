@@ -6,15 +6,15 @@
 
 use async_nats::jetstream;
 use sha2::{Digest as _, Sha256};
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
 use wazap_shared::wire::search::{
     AttachmentMeta, GetAttachmentRequest, GetAttachmentRpcResponse, MAX_ATTACHMENT_BYTES,
 };
 use wazap_shared::wire::send::MediaRef;
-use wazap_shared::{ErrorCode, RpcError};
 
-use super::internal_error;
 use crate::archive::read::{self, search};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -25,23 +25,20 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: GetAttachmentRequest,
-) -> Result<GetAttachmentRpcResponse, RpcError> {
+) -> Result<GetAttachmentRpcResponse, Error> {
     if !is_opaque(&req.attachment_id, ATTACHMENT_ID_PREFIX) {
-        return Err(RpcError::invalid(
-            "attachment_id",
-            "expected an attachment_id",
-        ));
+        return Err(Error::invalid("attachment_id", "expected an attachment_id"));
     }
     let max = match req.max_bytes {
         None => MAX_ATTACHMENT_BYTES,
         Some(n) if (1..=MAX_ATTACHMENT_BYTES).contains(&n) => n,
-        Some(_) => return Err(RpcError::invalid("max_bytes", "expected 1–8388608")),
+        Some(_) => return Err(Error::invalid("max_bytes", "expected 1–8388608")),
     };
     let db = read::connection(&state.db, CONTEXT).await?;
     let found = search::attachment(&db, viewer, &req.attachment_id, max)
         .await
-        .map_err(|e| read::internal(CONTEXT, &e))?
-        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "no such attachment"))?;
+        .context(CONTEXT)?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, "no such attachment"))?;
     if let Some(size) = found.cached.or(found.size) {
         check_size(size, max)?;
     }
@@ -54,9 +51,9 @@ pub async fn handle(
                 .connector
                 .download(&found.account_id, &found.attachment_id)
                 .await
-                .map_err(|e| internal_error("attachment download", &e))?
+                .map_err(|e| Error::internal("attachment download", e))?
                 .ok_or_else(|| {
-                    RpcError::new(
+                    Error::new(
                         ErrorCode::NotFound,
                         "this file's bytes are not available (never downloaded, and WhatsApp \
                          cannot provide them now)",
@@ -65,7 +62,7 @@ pub async fn handle(
             let db = read::connection(&state.db, CONTEXT).await?;
             search::cache_bytes(&db, &found.account_id, &found.attachment_id, &downloaded)
                 .await
-                .map_err(|e| read::internal(CONTEXT, &e))?;
+                .context(CONTEXT)?;
             downloaded
         }
     };
@@ -88,9 +85,9 @@ pub async fn handle(
 }
 
 /// `media_too_large` naming the limit when `size` exceeds `max`.
-fn check_size(size: u64, max: u64) -> Result<(), RpcError> {
+fn check_size(size: u64, max: u64) -> Result<(), Error> {
     if size > max {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::MediaTooLarge,
             format!("the file has {size} bytes, more than max_bytes ({max})"),
         ));
@@ -102,7 +99,7 @@ fn check_size(size: u64, max: u64) -> Result<(), RpcError> {
 /// reference. The name is the bytes' hex SHA-256 plus a random suffix: every request gets its
 /// own object, because the gateway deletes what it has read, and two reads of one attachment at
 /// once must not share (or purge) an object.
-async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, RpcError> {
+async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, Error> {
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| unavailable(&e))?;
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
@@ -123,9 +120,9 @@ async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, RpcError> {
 }
 
 /// The object store failed: logged once, answered `worker_unavailable`.
-fn unavailable(e: &dyn std::fmt::Display) -> RpcError {
+fn unavailable(e: &dyn std::fmt::Display) -> Error {
     tracing::warn!(error = %e, "attachment bytes could not be handed to the gateway");
-    RpcError::new(
+    Error::new(
         ErrorCode::WorkerUnavailable,
         "the media store (NATS JetStream) is unavailable; retry later",
     )
@@ -139,7 +136,7 @@ mod tests {
     fn sizes_over_the_limit_name_it() {
         assert!(check_size(10, 10).is_ok());
         let e = check_size(11, 10).unwrap_err();
-        assert_eq!(e.code, ErrorCode::MediaTooLarge);
-        assert!(e.message.contains("max_bytes (10)"));
+        assert_eq!(e.code(), ErrorCode::MediaTooLarge);
+        assert!(e.message().contains("max_bytes (10)"));
     }
 }

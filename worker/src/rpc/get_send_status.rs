@@ -2,9 +2,10 @@
 //! session state (it is how outcomes are read while WhatsApp is disconnected), but needs
 //! current send permission for the request's chat.
 
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::send::{GetSendStatusRequest, SendResult};
-use wazap_shared::{ErrorCode, RpcError};
 
+use crate::error::{Context as _, Error};
 use crate::send::{gates, journal};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -14,19 +15,15 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: GetSendStatusRequest,
-) -> Result<SendResult, RpcError> {
+) -> Result<SendResult, Error> {
     gates::check_request_id(&req.request_id)?;
-    let db = state
-        .db
-        .get()
-        .await
-        .map_err(|e| crate::archive::read::internal("get_send_status", &e.into()))?;
+    let db = state.db.get().await.context("get_send_status")?;
     let entry = journal::get(&db, &viewer.connection_id, &req.request_id)
         .await
-        .map_err(|e| crate::archive::read::internal("get_send_status", &e))?
-        .ok_or_else(|| RpcError::new(ErrorCode::NotFound, "no send with this request_id"))?;
+        .context("get_send_status")?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, "no send with this request_id"))?;
     if !viewer.may_send_to(&entry.chat_id) {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::SendNotPermitted,
             "this connection may no longer send to this request's chat",
         ));

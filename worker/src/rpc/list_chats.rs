@@ -1,12 +1,12 @@
 //! `list_chats`: the chats with messages the caller may read, most recently active first.
 
-use wazap_shared::RpcError;
 use wazap_shared::ids::is_chat_id;
 use wazap_shared::wire::read::{
     ChatSummary, DEFAULT_LIMIT, ListChatsRequest, ListChatsResponse, MAX_LIMIT,
 };
 
 use crate::archive::read::{self, chats::ChatQuery};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -18,18 +18,18 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: ListChatsRequest,
-) -> Result<ListChatsResponse, RpcError> {
+) -> Result<ListChatsResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     if let Some(b) = &req.before
         && !is_chat_id(b)
     {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "before",
             "expected a chat_id from list_chats",
         ));
     }
     if req.query.as_ref().is_some_and(|q| q.chars().count() > 256) {
-        return Err(RpcError::invalid("query", "at most 256 characters"));
+        return Err(Error::invalid("query", "at most 256 characters"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
     let account = read::account_name(req.account_id.as_deref())?;
@@ -42,8 +42,8 @@ pub async fn handle(
     let list = async {
         read::chats::list(&db, viewer, &account, &q)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))?
-            .ok_or_else(|| RpcError::invalid("before", "not a chat of this listing"))
+            .context(CONTEXT)?
+            .ok_or_else(|| Error::invalid("before", "not a chat of this listing"))
     };
     let rows = read::in_account(&db, &account, CONTEXT, list).await?;
     let can_send = state.connector.can_send();

@@ -21,6 +21,7 @@ use wazap_shared::wire::send::GetSendStatus;
 use wazap_shared::wire::system::{Jwks, Ping};
 use wazap_shared::{ErrorCode, RpcError};
 
+use crate::error::Error;
 use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -126,7 +127,10 @@ async fn handle(state: AppState, msg: async_nats::Message) {
         .instrument(span)
         .await;
     let (body, outcome) = work.unwrap_or_else(|_| {
-        let e = internal_error("handler panicked", &op);
+        let e = RpcError::from(Error::internal(
+            "rpc: handler panicked",
+            anyhow::anyhow!("op {op}"),
+        ));
         (
             encode_reply::<()>(&Reply::Error(e)),
             ErrorCode::Internal.as_str(),
@@ -194,9 +198,9 @@ async fn dispatch(
         owner if owner.starts_with("owner_") => owner_ops::dispatch(state, owner, payload)
             .await
             .unwrap_or_else(|| {
-                finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation")))
+                finish::<()>(Err(Error::new(ErrorCode::NotFound, "unknown operation")))
             }),
-        _ => finish::<()>(Err(RpcError::new(ErrorCode::NotFound, "unknown operation"))),
+        _ => finish::<()>(Err(Error::new(ErrorCode::NotFound, "unknown operation"))),
     }
 }
 
@@ -204,7 +208,7 @@ async fn dispatch(
 async fn open<R: Rpc>(
     state: &AppState,
     payload: &[u8],
-    handler: impl AsyncFn(&AppState, R::Request) -> Result<R::Response, RpcError>,
+    handler: impl AsyncFn(&AppState, R::Request) -> Result<R::Response, Error>,
 ) -> (bytes::Bytes, &'static str) {
     let result = match decode::<R::Request>(payload) {
         Ok(req) => handler(state, req).await,
@@ -219,7 +223,7 @@ async fn granted<R: Rpc>(
     state: &AppState,
     grant: Option<&VerifiedGrant>,
     payload: &[u8],
-    handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, RpcError>,
+    handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, Error>,
 ) -> (bytes::Bytes, &'static str) {
     let result = match grants::authorize(&state.db, grant).await {
         Ok(accepted) => {
@@ -235,7 +239,8 @@ async fn granted<R: Rpc>(
 }
 
 /// Encode a result as a reply envelope, with its outcome for the log line.
-fn finish<T: serde::Serialize>(result: Result<T, RpcError>) -> (bytes::Bytes, &'static str) {
+fn finish<T: serde::Serialize>(result: Result<T, Error>) -> (bytes::Bytes, &'static str) {
+    let result = result.map_err(RpcError::from);
     let outcome = match &result {
         Ok(_) => "ok",
         Err(e) => e.code.as_str(),
@@ -245,7 +250,7 @@ fn finish<T: serde::Serialize>(result: Result<T, RpcError>) -> (bytes::Bytes, &'
 
 /// Decode a request body; an empty body is `{}`. A bad body is `invalid_argument` naming a
 /// missing field when serde says which, never echoing a value.
-fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
+fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, Error> {
     let payload: &[u8] = if payload.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
@@ -257,17 +262,20 @@ fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
             .strip_prefix("missing field `")
             .and_then(|rest| rest.split_once('`'))
         {
-            Some((field, _)) => RpcError::invalid(field, "required"),
-            None => RpcError::invalid("body", "not a valid request for this operation"),
+            Some((field, _)) => Error::invalid(field, "required"),
+            None => Error::invalid("body", "not a valid request for this operation"),
         }
     })
 }
 
-/// An `internal` error for a cause that must not cross the boundary: the cause is logged once
-/// at error level with a fresh trace id, and only the trace id is returned.
-pub fn internal_error(context: &'static str, cause: &dyn std::fmt::Display) -> RpcError {
-    let trace_id = wazap_shared::telemetry::current_trace_id()
-        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()[..16].to_owned());
-    tracing::error!(trace_id = %trace_id, context, cause = %format_args!("{cause:#}"), "internal error");
-    RpcError::internal(trace_id)
+/// The one place a worker [`Error`] becomes a wire error: a refusal keeps its code and
+/// message; an internal failure is logged once ([`Error::log`]) and the caller gets `internal`
+/// with the trace id the log line carries.
+impl From<Error> for RpcError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Refused { code, message } => RpcError::new(code, message),
+            internal @ Error::Internal { .. } => RpcError::internal(internal.log()),
+        }
+    }
 }

@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use wazap_shared::RpcError;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::owner::{
     AccountActionRequest, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
@@ -14,6 +13,7 @@ use wazap_shared::wire::owner::{
 };
 
 use super::{decode, finish};
+use crate::error::Error;
 use crate::grants::{self, NewConnection};
 use crate::owner::session::{self, Checked, Session};
 use crate::owner::{account, chats, connections, policy, sends};
@@ -148,11 +148,10 @@ pub(super) async fn dispatch(
 }
 
 /// `owner_login`: no session needed; the caller's old session (if any) is replaced.
-async fn login(state: &AppState, payload: &[u8]) -> Result<Owned<SessionInfo>, RpcError> {
+async fn login(state: &AppState, payload: &[u8]) -> Result<Owned<SessionInfo>, Error> {
     let call: OwnerCall<LoginRequest> = decode(payload)?;
-    session::login(&state.db, call.session.as_deref(), &call.body.password)
-        .await
-        .map(Owned::Done)
+    let info = session::login(&state.db, call.session.as_deref(), &call.body.password).await?;
+    Ok(Owned::Done(info))
 }
 
 /// Check the session first (so a caller without one learns nothing from validation), then
@@ -161,7 +160,7 @@ async fn run<B: DeserializeOwned, T: Serialize>(
     state: &AppState,
     payload: &[u8],
     access: Access,
-    handler: impl AsyncFnOnce(OwnerCall<B>, Session) -> Result<Owned<T>, RpcError>,
+    handler: impl AsyncFnOnce(OwnerCall<B>, Session) -> Result<Owned<T>, Error>,
 ) -> (bytes::Bytes, &'static str) {
     let result = async {
         let auth: OwnerCall<serde_json::Value> = decode(payload)?;

@@ -4,17 +4,17 @@
 
 use std::time::Duration;
 
-use wazap_shared::RpcError;
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::system::{PingRequest, PingResponse};
 
+use crate::error::Error;
 use crate::state::AppState;
 
 /// How long the database probe may take; `ping`'s own deadline is 2 s.
 const DB_PROBE: Duration = Duration::from_secs(1);
 
 /// Answer `ping`.
-pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse, RpcError> {
+pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse, Error> {
     let probe = async {
         let client = state.db.get().await.ok()?;
         client.simple_query("select 1").await.ok().map(|_| ())

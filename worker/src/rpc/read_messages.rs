@@ -7,16 +7,17 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::{MESSAGE_ID_PREFIX, STATUS_CHAT, is_chat_id, is_opaque, phone_digits};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::read::{
     DEFAULT_LIMIT, MAX_LIMIT, MAX_PREVIEWS, OlderHistory, Preview, ReadMessagesRequest,
     ReadMessagesResponse,
 };
-use wazap_shared::{ErrorCode, RpcError};
 
 use crate::archive::read::messages::{self, Anchor, ReadMessage};
 use crate::archive::read::{self, ChatRef};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -31,31 +32,31 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: ReadMessagesRequest,
-) -> Result<ReadMessagesResponse, RpcError> {
+) -> Result<ReadMessagesResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let status = req.chat_id == STATUS_CHAT;
     if req.types.as_ref().is_some_and(Vec::is_empty) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "types",
             "give at least one type, or omit it",
         ));
     }
     let hours = match req.hours {
         Some(_) if !status => {
-            return Err(RpcError::invalid(
+            return Err(Error::invalid(
                 "hours",
                 "only valid with chat_id \"status\"",
             ));
         }
         Some(h) if !(1..=MAX_HOURS).contains(&h) => {
-            return Err(RpcError::invalid("hours", "expected 1–24"));
+            return Err(Error::invalid("hours", "expected 1–24"));
         }
         h => h,
     };
     if let Some(b) = &req.before
         && (status || !is_opaque(b, MESSAGE_ID_PREFIX))
     {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "before",
             "expected a message_id of this chat (not valid with \"status\")",
         ));
@@ -67,7 +68,7 @@ pub async fn handle(
     } else if let Some(d) = phone_digits(&req.chat_id) {
         Some(ChatRef::Phone(d))
     } else {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "chat_id",
             "expected a chat_id, a phone number or \"status\"",
         ));
@@ -86,7 +87,7 @@ pub async fn handle(
             chrono::Utc::now() - chrono::Duration::hours(i64::from(hours.unwrap_or(MAX_HOURS)));
         let (found, total) = messages::stories(&db, viewer, &account, since, types, limit)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))?;
+            .context(CONTEXT)?;
         let previews = if want_previews {
             previews(&db, &account, &found).await?
         } else {
@@ -135,16 +136,16 @@ pub async fn handle(
         ),
     };
     let chat = chat
-        .map_err(|e| read::internal(CONTEXT, &e))?
+        .context(CONTEXT)?
         .filter(|c| viewer.can_read_chat(&c.chat_id))
-        .ok_or_else(|| RpcError::new(ErrorCode::ChatNotFound, "no such chat"))?;
+        .ok_or_else(|| Error::new(ErrorCode::ChatNotFound, "no such chat"))?;
     let (account, chat_id) = (chat.account_id, chat.chat_id);
     let anchor: Option<Anchor> = match &req.before {
         Some(b) => Some(
             messages::anchor(&db, viewer, &account, &chat_id, b)
                 .await
-                .map_err(|e| read::internal(CONTEXT, &e))?
-                .ok_or_else(|| RpcError::invalid("before", "not a message of this chat"))?,
+                .context(CONTEXT)?
+                .ok_or_else(|| Error::invalid("before", "not a message of this chat"))?,
         ),
         None => None,
     };
@@ -156,10 +157,7 @@ pub async fn handle(
             crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id),
         ),
     };
-    let (mut found, unconfirmed) = (
-        found.map_err(|e| read::internal(CONTEXT, &e))?,
-        unconfirmed.map_err(|e| read::internal(CONTEXT, &e))?,
-    );
+    let (mut found, unconfirmed) = (found.context(CONTEXT)?, unconfirmed.context(CONTEXT)?);
     let mut older = None;
     if anchor.is_some() && (found.len() as u32) < limit {
         // The archive ran out: ask the phone, without holding a connection while it answers.
@@ -183,7 +181,7 @@ pub async fn handle(
         if received > 0 {
             found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
                 .await
-                .map_err(|e| read::internal(CONTEXT, &e))?;
+                .context(CONTEXT)?;
         }
         let previews = if want_previews {
             previews(&db, &account, &found).await?
@@ -212,7 +210,7 @@ async fn with_unconfirmed(
     db: &deadpool_postgres::Client,
     viewer: &Viewer,
     mut resp: ReadMessagesResponse,
-) -> Result<ReadMessagesResponse, RpcError> {
+) -> Result<ReadMessagesResponse, Error> {
     resp.unconfirmed_sends = crate::send::outbox::unconfirmed(
         db,
         &viewer.connection_id,
@@ -220,7 +218,7 @@ async fn with_unconfirmed(
         &resp.chat_id,
     )
     .await
-    .map_err(|e| read::internal(CONTEXT, &e))?;
+    .context(CONTEXT)?;
     Ok(resp)
 }
 
@@ -230,7 +228,7 @@ async fn previews(
     db: &deadpool_postgres::Client,
     account: &str,
     found: &[ReadMessage],
-) -> Result<Vec<Preview>, RpcError> {
+) -> Result<Vec<Preview>, Error> {
     let mut ids: Vec<(chrono::DateTime<chrono::Utc>, String)> = found
         .iter()
         .filter(|m| m.previewable)
@@ -240,7 +238,7 @@ async fn previews(
     let ids: Vec<String> = ids.into_iter().map(|(_, id)| id).collect();
     let thumbs = messages::thumbnails(db, account, &ids)
         .await
-        .map_err(|e| read::internal(CONTEXT, &e))?;
+        .context(CONTEXT)?;
     Ok(ids
         .iter()
         .filter_map(|id| thumbs.iter().find(|(m, _)| m == id))

@@ -5,10 +5,11 @@
 //! ([`Scope::run`]).
 
 use deadpool_postgres::GenericClient;
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::{is_chat_id, phone_digits};
-use wazap_shared::{ErrorCode, RpcError};
 
 use crate::archive::read::{self, ChatRef};
+use crate::error::{Context as _, Error};
 use crate::viewer::Viewer;
 
 /// What a read covers: its account and, when `chat_id` was given, that chat.
@@ -28,8 +29,8 @@ impl Scope {
         &self,
         db: &impl GenericClient,
         context: &'static str,
-        query: impl Future<Output = Result<T, RpcError>>,
-    ) -> Result<T, RpcError> {
+        query: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
         if self.unchecked {
             read::in_account(db, &self.account, context, query).await
         } else {
@@ -48,7 +49,7 @@ pub(crate) struct Asked {
 impl Asked {
     /// `invalid_argument` for a malformed account id, or a chat that is neither a chat id nor a
     /// phone number.
-    pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, RpcError> {
+    pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, Error> {
         let account = account_id
             .map(|a| read::account_name(Some(a)))
             .transpose()?;
@@ -59,7 +60,7 @@ impl Asked {
                 } else if let Some(d) = phone_digits(c) {
                     Ok(ChatRef::Phone(d))
                 } else {
-                    Err(RpcError::invalid(
+                    Err(Error::invalid(
                         "chat_id",
                         "expected a chat_id or a phone number",
                     ))
@@ -78,7 +79,7 @@ impl Asked {
         db: &impl GenericClient,
         viewer: &Viewer,
         context: &'static str,
-    ) -> Result<Scope, RpcError> {
+    ) -> Result<Scope, Error> {
         let Some(chat_ref) = self.chat else {
             return Ok(Scope {
                 account: read::account_name(self.account.as_deref())?,
@@ -89,7 +90,7 @@ impl Asked {
         let find = async {
             read::find_chat(db, self.account.as_deref(), &chat_ref)
                 .await
-                .map_err(|e| read::internal(context, &e))
+                .context(context)
         };
         let found = match &self.account {
             Some(account) => read::in_account(db, account, context, find).await?,
@@ -107,6 +108,6 @@ impl Asked {
 }
 
 /// `chat_not_found` for a chat outside the scope or missing (the same answer either way).
-fn no_chat() -> RpcError {
-    RpcError::new(ErrorCode::ChatNotFound, "no such chat")
+fn no_chat() -> Error {
+    Error::new(ErrorCode::ChatNotFound, "no such chat")
 }

@@ -2,7 +2,6 @@
 //! media type and dates, newest first; never story files or those of `#private` messages.
 
 use chrono::{DateTime, Utc};
-use wazap_shared::RpcError;
 use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
 use wazap_shared::wire::MessageType;
 use wazap_shared::wire::search::{
@@ -13,6 +12,7 @@ use wazap_shared::wire::search::{
 use super::scope::Asked;
 use crate::archive::read;
 use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -32,7 +32,7 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SearchAttachmentsRequest,
-) -> Result<SearchAttachmentsResponse, RpcError> {
+) -> Result<SearchAttachmentsResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
     let text = req
         .query
@@ -40,12 +40,12 @@ pub async fn handle(
         .map(str::trim)
         .filter(|q| !q.is_empty());
     if text.is_some_and(|q| q.chars().count() > MAX_QUERY_CHARS) {
-        return Err(RpcError::invalid("query", "at most 200 characters"));
+        return Err(Error::invalid("query", "at most 200 characters"));
     }
     if let Some(kinds) = &req.kinds
         && (kinds.is_empty() || kinds.iter().any(|k| !FILE_KINDS.contains(k)))
     {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "kinds",
             "expected image, video, audio, voice, document or sticker",
         ));
@@ -53,7 +53,7 @@ pub async fn handle(
     if let Some(m) = &req.mime_type
         && !valid_mime(m)
     {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "mime_type",
             "expected a media type like application/pdf or image/*",
         ));
@@ -62,7 +62,7 @@ pub async fn handle(
     if let Some(b) = &req.before
         && !is_opaque(b, ATTACHMENT_ID_PREFIX)
     {
-        return Err(RpcError::invalid("before", "expected an attachment_id"));
+        return Err(Error::invalid("before", "expected an attachment_id"));
     }
     let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
@@ -73,10 +73,8 @@ pub async fn handle(
             Some(b) => {
                 let ts = search::attachment_anchor(&db, account, b)
                     .await
-                    .map_err(|e| read::internal(CONTEXT, &e))?
-                    .ok_or_else(|| {
-                        RpcError::invalid("before", "not an attachment of this account")
-                    })?;
+                    .context(CONTEXT)?
+                    .ok_or_else(|| Error::invalid("before", "not an attachment of this account"))?;
                 Some((ts, Before::Attachment(b.clone())))
             }
             None => None,
@@ -94,7 +92,7 @@ pub async fn handle(
         };
         search::attachments(&db, viewer, account, &filters, &af, limit)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))
+            .context(CONTEXT)
     };
     let attachments = scope.run(&db, CONTEXT, search).await?;
     Ok(SearchAttachmentsResponse {
@@ -123,9 +121,9 @@ fn valid_mime(m: &str) -> bool {
 pub(super) fn check_window(
     since: Option<DateTime<Utc>>,
     until: Option<DateTime<Utc>>,
-) -> Result<(), RpcError> {
+) -> Result<(), Error> {
     match (since, until) {
-        (Some(s), Some(u)) if s >= u => Err(RpcError::invalid("until", "must be after since")),
+        (Some(s), Some(u)) if s >= u => Err(Error::invalid("until", "must be after since")),
         _ => Ok(()),
     }
 }

@@ -1,12 +1,12 @@
 //! `search_contacts`: people by name or phone digits, only among chats the caller may read
 //! (never the whole phonebook).
 
-use wazap_shared::RpcError;
 use wazap_shared::wire::read::{
     ContactSummary, DEFAULT_SEARCH_LIMIT, MAX_LIMIT, SearchContactsRequest, SearchContactsResponse,
 };
 
 use crate::archive::read;
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -18,7 +18,7 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SearchContactsRequest,
-) -> Result<SearchContactsResponse, RpcError> {
+) -> Result<SearchContactsResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = read::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
@@ -27,7 +27,7 @@ pub async fn handle(
     let search = async {
         read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))
+            .context(CONTEXT)
     };
     let rows = read::in_account(&db, &account, CONTEXT, search).await?;
     Ok(SearchContactsResponse {

@@ -1,11 +1,11 @@
 //! `search_groups`: groups by name, only among chats the caller may read.
 
-use wazap_shared::RpcError;
 use wazap_shared::wire::read::{
     DEFAULT_SEARCH_LIMIT, GroupSummary, MAX_LIMIT, SearchGroupsRequest, SearchGroupsResponse,
 };
 
 use crate::archive::read;
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -16,7 +16,7 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SearchGroupsRequest,
-) -> Result<SearchGroupsResponse, RpcError> {
+) -> Result<SearchGroupsResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = read::query(&req.query, "part of a group's name")?;
     let db = read::connection(&state.db, CONTEXT).await?;
@@ -24,7 +24,7 @@ pub async fn handle(
     let search = async {
         read::chats::search_groups(&db, viewer, &account, text, limit)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))
+            .context(CONTEXT)
     };
     let rows = read::in_account(&db, &account, CONTEXT, search).await?;
     Ok(SearchGroupsResponse {

@@ -1,7 +1,6 @@
 //! `search_messages` (DESIGN §5): full-text search over the messages the caller may read,
 //! newest first, with `before` paging; `#private` messages never match.
 
-use wazap_shared::RpcError;
 use wazap_shared::ids::{MESSAGE_ID_PREFIX, is_opaque};
 use wazap_shared::wire::search::{
     DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchMessagesRequest,
@@ -12,6 +11,7 @@ use super::scope::Asked;
 use super::search_attachments::check_window;
 use crate::archive::read::search::{self, Before, Filters};
 use crate::archive::read::{self};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -22,15 +22,15 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SearchMessagesRequest,
-) -> Result<SearchMessagesResponse, RpcError> {
+) -> Result<SearchMessagesResponse, Error> {
     let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
     if req.query.chars().count() > MAX_QUERY_CHARS {
-        return Err(RpcError::invalid("query", "at most 200 characters"));
+        return Err(Error::invalid("query", "at most 200 characters"));
     }
     let query = search::parse_query(&req.query)
-        .ok_or_else(|| RpcError::invalid("query", "give at least one word or emoji"))?;
+        .ok_or_else(|| Error::invalid("query", "give at least one word or emoji"))?;
     if req.types.as_ref().is_some_and(Vec::is_empty) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "types",
             "give at least one type, or omit it",
         ));
@@ -39,7 +39,7 @@ pub async fn handle(
     if let Some(b) = &req.before
         && !is_opaque(b, MESSAGE_ID_PREFIX)
     {
-        return Err(RpcError::invalid("before", "expected a message_id"));
+        return Err(Error::invalid("before", "expected a message_id"));
     }
     let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
@@ -50,8 +50,8 @@ pub async fn handle(
             Some(b) => {
                 let (ts, pos) = search::message_anchor(&db, viewer, account, b)
                     .await
-                    .map_err(|e| read::internal(CONTEXT, &e))?
-                    .ok_or_else(|| RpcError::invalid("before", "not a message you can read"))?;
+                    .context(CONTEXT)?
+                    .ok_or_else(|| Error::invalid("before", "not a message you can read"))?;
                 Some((ts, Before::Position(pos)))
             }
             None => None,
@@ -65,7 +65,7 @@ pub async fn handle(
         };
         search::messages(&db, viewer, account, &query, &filters, limit)
             .await
-            .map_err(|e| read::internal(CONTEXT, &e))
+            .context(CONTEXT)
     };
     let messages = scope.run(&db, CONTEXT, search).await?;
     Ok(SearchMessagesResponse {

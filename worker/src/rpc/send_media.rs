@@ -1,11 +1,11 @@
 //! `send_media`: a photo, video, audio file or document whose bytes the gateway validated and
 //! put into the object store; the worker re-checks the rules that need no bytes.
 
-use wazap_shared::RpcError;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MediaKind, SendMediaRpc, SendResult};
 use wazap_shared::{ErrorCode, wire::send::MAX_TEXT_CHARS};
 
+use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -17,7 +17,7 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let req = super::decode::<SendMediaRpc>(payload).and_then(new_send);
-    super::finish(send::serve(state, grant, req).await)
+    super::finish(send::serve(&state.sender, grant, req).await)
 }
 
 /// Serve one request for a caller already authorised as `viewer`.
@@ -25,18 +25,18 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SendMediaRpc,
-) -> Result<SendResult, RpcError> {
-    send::run(state, viewer, new_send(req)?).await
+) -> Result<SendResult, Error> {
+    send::run(&state.sender, viewer, new_send(req)?).await
 }
 
 /// The send a valid request asks for (the rules that need no bytes).
-fn new_send(req: SendMediaRpc) -> Result<NewSend, RpcError> {
+fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
     send::gates::check_ids(&req.chat_id, &req.request_id)?;
     if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
-        return Err(RpcError::invalid("mime_type", "required"));
+        return Err(Error::invalid("mime_type", "required"));
     }
     if req.kind == MediaKind::Audio && req.caption.as_deref().is_some_and(|c| !c.is_empty()) {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::InvalidMedia,
             "caption: audio takes no caption",
         ));
@@ -46,7 +46,7 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, RpcError> {
         .as_deref()
         .is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS)
     {
-        return Err(RpcError::invalid("caption", "at most 65,536 characters"));
+        return Err(Error::invalid("caption", "at most 65,536 characters"));
     }
     if let Some(name) = &req.filename
         && (name.is_empty()
@@ -56,13 +56,13 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, RpcError> {
             || name == "."
             || name == "..")
     {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::InvalidMedia,
             "filename: expected a plain file name",
         ));
     }
     if req.kind == MediaKind::Document && req.filename.is_none() {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::InvalidMedia,
             "filename: a document needs a plain file name",
         ));

@@ -1,9 +1,9 @@
 //! `send_message`: a text to one chat, through the send gates and the journal.
 
-use wazap_shared::RpcError;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MAX_TEXT_CHARS, SendMessageRequest, SendResult};
 
+use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -15,7 +15,7 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let req = super::decode::<SendMessageRequest>(payload).and_then(new_send);
-    super::finish(send::serve(state, grant, req).await)
+    super::finish(send::serve(&state.sender, grant, req).await)
 }
 
 /// Serve one request for a caller already authorised as `viewer`.
@@ -23,16 +23,16 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SendMessageRequest,
-) -> Result<SendResult, RpcError> {
-    send::run(state, viewer, new_send(req)?).await
+) -> Result<SendResult, Error> {
+    send::run(&state.sender, viewer, new_send(req)?).await
 }
 
 /// The send a valid request asks for: a text of 1–65,536 characters, not only white space.
-fn new_send(req: SendMessageRequest) -> Result<NewSend, RpcError> {
+fn new_send(req: SendMessageRequest) -> Result<NewSend, Error> {
     send::gates::check_ids(&req.chat_id, &req.request_id)?;
     let chars = req.text.chars().count();
     if chars == 0 || chars > MAX_TEXT_CHARS || req.text.trim().is_empty() {
-        return Err(RpcError::invalid("text", "expected 1–65,536 characters"));
+        return Err(Error::invalid("text", "expected 1–65,536 characters"));
     }
     Ok(NewSend {
         tool: "send_message",

@@ -1,10 +1,10 @@
 //! `send_voice_note`: Ogg/Opus bytes (validated by the gateway, in the object store) sent with
 //! WhatsApp's PTT flag.
 
-use wazap_shared::RpcError;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{SendResult, SendVoiceRpc};
 
+use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -19,7 +19,7 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let req = super::decode::<SendVoiceRpc>(payload).and_then(new_send);
-    super::finish(send::serve(state, grant, req).await)
+    super::finish(send::serve(&state.sender, grant, req).await)
 }
 
 /// Serve one request for a caller already authorised as `viewer`.
@@ -27,15 +27,15 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: SendVoiceRpc,
-) -> Result<SendResult, RpcError> {
-    send::run(state, viewer, new_send(req)?).await
+) -> Result<SendResult, Error> {
+    send::run(&state.sender, viewer, new_send(req)?).await
 }
 
 /// The send a valid request asks for: a voice note of 1–3600 s.
-fn new_send(req: SendVoiceRpc) -> Result<NewSend, RpcError> {
+fn new_send(req: SendVoiceRpc) -> Result<NewSend, Error> {
     send::gates::check_ids(&req.chat_id, &req.request_id)?;
     if !(1..=MAX_VOICE_SECONDS).contains(&req.seconds) {
-        return Err(RpcError::invalid("seconds", "expected 1–3600"));
+        return Err(Error::invalid("seconds", "expected 1–3600"));
     }
     Ok(NewSend {
         tool: "send_voice_note",

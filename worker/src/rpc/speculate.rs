@@ -4,11 +4,11 @@
 //! away; a different viewer (scope, permission or policy changed) ⇒ the handler runs again with
 //! it. Only ops without effects a caller could see may speculate; sends authorise first.
 
-use wazap_shared::RpcError;
 use wazap_shared::bus::Rpc;
 use wazap_shared::grant::VerifiedGrant;
 
 use super::{decode, finish, granted};
+use crate::error::Error;
 use crate::grants;
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -18,7 +18,7 @@ pub(super) async fn granted_read<R: Rpc>(
     state: &AppState,
     grant: Option<&VerifiedGrant>,
     payload: &[u8],
-    handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, RpcError>,
+    handler: impl AsyncFn(&AppState, &Viewer, R::Request) -> Result<R::Response, Error>,
 ) -> (bytes::Bytes, &'static str) {
     let remembered = grant.and_then(|g| state.grants.get(&g.connection_id));
     let Some(remembered) = remembered else {

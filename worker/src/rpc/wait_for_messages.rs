@@ -6,7 +6,6 @@
 //! `cursor_reset`. The scan is bounded above by the committed position read before the query,
 //! so every position up to it is visible (commit order) and a cursor never skips one.
 
-use wazap_shared::RpcError;
 use wazap_shared::wire::wait::{
     Cursor, MAX_WAIT_MESSAGES, WaitForMessagesRequest, WaitPollResponse,
 };
@@ -14,6 +13,7 @@ use wazap_shared::wire::wait::{
 use super::scope::Asked;
 use crate::archive::read;
 use crate::archive::read::wait::{self, After};
+use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -24,7 +24,7 @@ pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: WaitForMessagesRequest,
-) -> Result<WaitPollResponse, RpcError> {
+) -> Result<WaitPollResponse, Error> {
     req.timeout()?;
     let archive_id = state.archive.meta().archive_id.simple().to_string();
     // Read the committed position first: everything at or below it is visible.
@@ -78,7 +78,7 @@ pub async fn handle(
             },
         )
         .await
-        .map_err(|e| read::internal(CONTEXT, &e))
+        .context(CONTEXT)
     };
     let found = scope.run(&db, CONTEXT, scan).await?;
     // A full page ends at its last message; otherwise everything up to `committed` was scanned

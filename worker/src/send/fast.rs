@@ -15,14 +15,13 @@ use std::sync::{Arc, LazyLock};
 use deadpool_postgres::GenericClient as _;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use wazap_shared::RpcError;
 use wazap_shared::grant::VerifiedGrant;
 
 use super::gates::{self, Found, Target, chat_guard};
 use super::journal::{self, Reserved, reserve_sql};
-use super::{NewSend, Plan, internal};
+use super::{CONTEXT, NewSend, Plan, Sender};
+use crate::error::{Context as _, Error};
 use crate::grants::authorize::{Authorized, grant_guard};
-use crate::state::AppState;
 
 /// The reservation with its guards: `$12`–`$14` the grant's revision, loopback and remembered
 /// row digest (with the connection `$1`); `$15`, `$16` the chat id asked for and the default
@@ -45,11 +44,7 @@ pub(super) struct Guess {
 impl Guess {
     /// The guess for `req`, when the grant and the chat are remembered and every gate passes on
     /// them; `None` sends it the ordinary way.
-    pub(super) fn of(
-        state: &AppState,
-        grant: Option<&VerifiedGrant>,
-        req: &NewSend,
-    ) -> Option<Self> {
+    pub(super) fn of(state: &Sender, grant: Option<&VerifiedGrant>, req: &NewSend) -> Option<Self> {
         let grant = grant?;
         let accepted = state.grants.get(&grant.connection_id)?;
         let found = state.targets.get(&req.chat_id)?;
@@ -68,11 +63,11 @@ impl Guess {
     /// the ordinary way decides.
     pub(super) async fn reserve(
         self,
-        state: &AppState,
+        state: &Sender,
         db: &deadpool_postgres::Client,
         req: &NewSend,
         text: &str,
-    ) -> Result<Option<(Plan, Reserved)>, RpcError> {
+    ) -> Result<Option<(Plan, Reserved)>, Error> {
         let connection_id = self.accepted.viewer.connection_id.clone();
         let plan = Plan::new(&connection_id, self.target, req)?;
         let r = plan.reservation();
@@ -91,10 +86,8 @@ impl Guess {
         };
         match result.await {
             Ok(row) => {
-                let inserted = row.try_get(0).map_err(|e| internal(&e.into()))?;
-                let reserved = journal::reserved(db, &r, inserted)
-                    .await
-                    .map_err(|e| internal(&e))?;
+                let inserted = row.try_get(0).context(CONTEXT)?;
+                let reserved = journal::reserved(db, &r, inserted).await.context(CONTEXT)?;
                 Ok(Some((plan, reserved)))
             }
             Err(e) if e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
@@ -103,7 +96,7 @@ impl Guess {
                 tracing::debug!(connection.id = %connection_id, "send guess refused; taking the ordinary path");
                 Ok(None)
             }
-            Err(e) => Err(internal(&e.into())),
+            Err(e) => Err(Error::internal(CONTEXT, e)),
         }
     }
 }

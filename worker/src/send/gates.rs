@@ -5,12 +5,13 @@
 use std::sync::{Arc, LazyLock};
 
 use deadpool_postgres::GenericClient;
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::{is_chat_id, is_request_id};
 use wazap_shared::wire::SyncState;
-use wazap_shared::{ErrorCode, RpcError};
 
 use crate::archive::ids::IdKey;
 use crate::connector::Connector;
+use crate::error::Error;
 use crate::memo::Memo;
 use crate::viewer::Viewer;
 
@@ -29,9 +30,9 @@ pub struct Target {
 
 /// `chat_id` must be an opaque chat id (a phone number, JID, URL or path is refused) and
 /// `request_id` 1–128 of `[A-Za-z0-9._:-]`.
-pub fn check_ids(chat_id: &str, request_id: &str) -> Result<(), RpcError> {
+pub fn check_ids(chat_id: &str, request_id: &str) -> Result<(), Error> {
     if !is_chat_id(chat_id) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "chat_id",
             "expected an opaque chat_id from list_chats (never a phone number or JID)",
         ));
@@ -40,9 +41,9 @@ pub fn check_ids(chat_id: &str, request_id: &str) -> Result<(), RpcError> {
 }
 
 /// `request_id` 1–128 of `[A-Za-z0-9._:-]`.
-pub fn check_request_id(request_id: &str) -> Result<(), RpcError> {
+pub fn check_request_id(request_id: &str) -> Result<(), Error> {
     if !is_request_id(request_id) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "request_id",
             "expected 1–128 characters of A-Z a-z 0-9 . _ : -",
         ));
@@ -161,12 +162,12 @@ pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Op
 /// Where the send goes when the viewer may read the chat [`lookup`] found (else
 /// `chat_not_found`, the same as for a chat that does not exist) and send to it (else
 /// `send_not_permitted`).
-pub fn allow(viewer: &Viewer, found: Option<Found>) -> Result<Target, RpcError> {
+pub fn allow(viewer: &Viewer, found: Option<Found>) -> Result<Target, Error> {
     let Some(found) = found.filter(|f| viewer.can_read_chat(&f.chat_id)) else {
         return Err(not_found());
     };
     if !viewer.may_send_to(&found.chat_id) {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::SendNotPermitted,
             "this connection may not send to this chat; the owner can allow it",
         ));
@@ -180,7 +181,7 @@ pub fn allow(viewer: &Viewer, found: Option<Found>) -> Result<Target, RpcError> 
 }
 
 /// The session of `account` must be able to send; else `session_cannot_send` naming the state.
-pub fn session(connector: &dyn Connector, account: &str) -> Result<(), RpcError> {
+pub fn session(connector: &dyn Connector, account: &str) -> Result<(), Error> {
     let state = connector.state(account);
     if connector.can_send() && can_send(state) {
         Ok(())
@@ -195,8 +196,8 @@ pub fn can_send(state: SyncState) -> bool {
 }
 
 /// `session_cannot_send` naming `state`.
-pub fn cannot_send(state: SyncState) -> RpcError {
-    RpcError::new(
+pub fn cannot_send(state: SyncState) -> Error {
+    Error::new(
         ErrorCode::SessionCannotSend,
         format!(
             "the WhatsApp session is {}; nothing was sent (get_send_status still answers)",
@@ -205,8 +206,8 @@ pub fn cannot_send(state: SyncState) -> RpcError {
     )
 }
 
-fn not_found() -> RpcError {
-    RpcError::new(ErrorCode::ChatNotFound, "no such chat")
+fn not_found() -> Error {
+    Error::new(ErrorCode::ChatNotFound, "no such chat")
 }
 
 #[cfg(test)]
@@ -224,18 +225,22 @@ mod tests {
             "../c_1",
         ] {
             let e = check_ids(bad, "r-1").unwrap_err();
-            assert_eq!(e.code, ErrorCode::InvalidArgument);
-            assert!(e.message.starts_with("chat_id:"));
-            assert!(!e.message.contains(bad));
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            assert!(e.message().starts_with("chat_id:"));
+            assert!(!e.message().contains(bad));
         }
         assert!(
             check_ids("c_1", "a b")
                 .unwrap_err()
-                .message
+                .message()
                 .starts_with("request_id:")
         );
         assert!(can_send(SyncState::Live) && !can_send(SyncState::Paused));
-        assert!(cannot_send(SyncState::Offline).message.contains("offline"));
+        assert!(
+            cannot_send(SyncState::Offline)
+                .message()
+                .contains("offline")
+        );
     }
 
     #[test]
@@ -265,7 +270,7 @@ mod tests {
             },
             excluded_chats: vec!["c_x".into()],
         };
-        let code = |f| allow(&viewer, f).map(|t| t.chat_id).map_err(|e| e.code);
+        let code = |f| allow(&viewer, f).map(|t| t.chat_id).map_err(|e| e.code());
         assert_eq!(code(found("c_1")), Ok("c_1".to_owned()));
         // Readable but not permitted; permitted but outside the scope or excluded; missing.
         assert_eq!(code(found("c_2")), Err(ErrorCode::SendNotPermitted));

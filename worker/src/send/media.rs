@@ -21,9 +21,11 @@ use async_nats::jetstream;
 use bytes::Bytes;
 use sha2::{Digest as _, Sha256};
 use tokio::io::AsyncReadExt as _;
+use wazap_shared::ErrorCode;
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::send::{MAX_MEDIA_BYTES, MediaRef};
-use wazap_shared::{ErrorCode, RpcError};
+
+use crate::error::Error;
 
 /// Longest wait for the object store to hand over one object's bytes.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -147,15 +149,15 @@ fn note_read(key: (String, String), nuid: &str) {
 
 /// Check that `media` is shaped like a reference the gateway makes (a digest name, 1 byte to
 /// 8 MiB), without reading it.
-pub fn check_ref(media: &MediaRef) -> Result<(), RpcError> {
+pub fn check_ref(media: &MediaRef) -> Result<(), Error> {
     if !is_digest_name(&media.object) {
-        return Err(RpcError::invalid(
+        return Err(Error::invalid(
             "media.object",
             "expected the lowercase hex SHA-256 of the bytes",
         ));
     }
     if media.size == 0 || media.size > MAX_MEDIA_BYTES as u64 {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::MediaTooLarge,
             "media: empty or over 8 MiB",
         ));
@@ -171,8 +173,8 @@ fn is_digest_name(name: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn invalid(why: &str) -> RpcError {
-    RpcError::new(ErrorCode::InvalidMedia, format!("media: {why}"))
+fn invalid(why: &str) -> Error {
+    Error::new(ErrorCode::InvalidMedia, format!("media: {why}"))
 }
 
 /// Read the object `media` names, within [`FETCH_TIMEOUT`], and check it is exactly the bytes
@@ -181,7 +183,7 @@ pub async fn fetch(
     nats: &async_nats::Client,
     subjects: &Subjects,
     media: &MediaRef,
-) -> Result<Bytes, RpcError> {
+) -> Result<Bytes, Error> {
     check_ref(media)?;
     tokio::time::timeout(FETCH_TIMEOUT, read(nats, subjects, media))
         .await
@@ -197,7 +199,7 @@ async fn read(
     nats: &async_nats::Client,
     subjects: &Subjects,
     media: &MediaRef,
-) -> Result<Bytes, RpcError> {
+) -> Result<Bytes, Error> {
     let js = jetstream::new(nats.clone());
     let store = js
         .get_object_store(subjects.media_bucket())

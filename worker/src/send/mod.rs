@@ -24,24 +24,47 @@ mod transmit;
 
 use std::time::Duration;
 
+use wazap_shared::ErrorCode;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult};
-use wazap_shared::{ErrorCode, RpcError};
 
 use self::identity::allocate_wa_id;
 pub use self::identity::digest;
 use self::journal::{Entry, Reservation};
+use crate::archive::Archive;
+use crate::connector::DynConnector;
 use crate::connector::outbound::OutboundContent;
-use crate::grants;
-use crate::state::AppState;
+use crate::error::{Context as _, Error};
+use crate::grants::{self, GrantCache};
 use crate::viewer::Viewer;
+use wazap_shared::subjects::Subjects;
 
 /// How long the connector may take to transmit and be acknowledged (the op's deadline is 60 s;
 /// the rest is margin for the journal and the answer).
 pub const CONNECTOR_BUDGET: Duration = Duration::from_secs(50);
 /// How long a call waits for a simultaneous call with the same key to finish.
 const WAIT_FOR_OTHER: Duration = Duration::from_secs(55);
-const CONTEXT: &str = "send";
+pub(crate) const CONTEXT: &str = "send";
+
+/// What sending needs: cheap handles to the worker's pool, archive, connector and NATS, and the
+/// memos it speculates with (shared with the read ops: the grant cache is one).
+#[derive(Clone)]
+pub struct Sender {
+    /// The Postgres pool.
+    pub db: deadpool_postgres::Pool,
+    /// The archive (an acknowledged send's own message is archived at once).
+    pub archive: Archive,
+    /// The WhatsApp side.
+    pub connector: DynConnector,
+    /// The NATS client (media bytes come from its object store).
+    pub nats: async_nats::Client,
+    /// This deployment's subjects.
+    pub subjects: Subjects,
+    /// Each connection's grant at its last accepted request.
+    pub grants: GrantCache,
+    /// Where each chat id led the last send that looked it up.
+    pub targets: gates::Targets,
+}
 
 /// What a send tool asks for, before its bytes are fetched.
 #[derive(Debug, Clone)]
@@ -103,10 +126,10 @@ impl Payload {
 /// trip, where one after the other cost two. The lookup needs no viewer, and nothing is
 /// decided from it before the grant check passes.
 pub async fn serve(
-    state: &AppState,
+    state: &Sender,
     grant: Option<&VerifiedGrant>,
-    req: Result<NewSend, RpcError>,
-) -> Result<SendResult, RpcError> {
+    req: Result<NewSend, Error>,
+) -> Result<SendResult, Error> {
     let req = match req.and_then(checked) {
         Ok(r) => r,
         Err(e) => {
@@ -115,7 +138,7 @@ pub async fn serve(
             return Err(e);
         }
     };
-    let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+    let db = state.db.get().await.context(CONTEXT)?;
     if let Payload::Text(text) = &req.payload
         && let Some(guess) = fast::Guess::of(state, grant, &req)
         && let Some((plan, reserved)) = guess.reserve(state, &db, &req, text).await?
@@ -130,7 +153,7 @@ pub async fn serve(
     );
     let accepted = accepted?;
     state.grants.put(&accepted);
-    let found = found.map_err(|e| internal(&e))?;
+    let found = found.context(CONTEXT)?;
     if let Some(found) = &found {
         state.targets.put(&req.chat_id, found);
     }
@@ -138,17 +161,15 @@ pub async fn serve(
 }
 
 /// Run one send for a caller already authorised as `viewer` (the chat is looked up on its own).
-pub async fn run(state: &AppState, viewer: &Viewer, req: NewSend) -> Result<SendResult, RpcError> {
+pub async fn run(state: &Sender, viewer: &Viewer, req: NewSend) -> Result<SendResult, Error> {
     let req = checked(req)?;
-    let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
-    let found = gates::lookup(&db, &req.chat_id)
-        .await
-        .map_err(|e| internal(&e))?;
+    let db = state.db.get().await.context(CONTEXT)?;
+    let found = gates::lookup(&db, &req.chat_id).await.context(CONTEXT)?;
     leased(state, viewer, db, found, req).await
 }
 
 /// The checks every send tool shares: opaque ids, and a well-formed media reference.
-fn checked(req: NewSend) -> Result<NewSend, RpcError> {
+fn checked(req: NewSend) -> Result<NewSend, Error> {
     gates::check_ids(&req.chat_id, &req.request_id)?;
     req.payload.media().map(media::check_ref).transpose()?;
     Ok(req)
@@ -158,12 +179,12 @@ fn checked(req: NewSend) -> Result<NewSend, RpcError> {
 /// here to its answer, so no other request deletes the bytes while this one may still need
 /// them.
 async fn leased(
-    state: &AppState,
+    state: &Sender,
     viewer: &Viewer,
     db: deadpool_postgres::Client,
     found: Option<gates::Found>,
     req: NewSend,
-) -> Result<SendResult, RpcError> {
+) -> Result<SendResult, Error> {
     let lease = req
         .payload
         .media()
@@ -194,9 +215,9 @@ struct Plan {
 impl Plan {
     /// Name the send `req` from `connection_id` to `target`. Media enter the digest by their
     /// name (their SHA-256), so no bytes are needed yet.
-    fn new(connection_id: &str, target: gates::Target, req: &NewSend) -> Result<Self, RpcError> {
+    fn new(connection_id: &str, target: gates::Target, req: &NewSend) -> Result<Self, Error> {
         let digest = digest(req.tool, &target.chat_id, &req.payload);
-        let wa_id = allocate_wa_id().map_err(|e| internal(&e))?;
+        let wa_id = allocate_wa_id().context(CONTEXT)?;
         let message_id = target
             .key
             .message_id(&target.account_id, &target.chat_id, &wa_id);
@@ -230,12 +251,12 @@ impl Plan {
 /// Session gate → journal (a repeat is answered from it, without the bytes) → media bytes →
 /// connector, for a request whose grant and chat passed.
 async fn send(
-    state: &AppState,
+    state: &Sender,
     viewer: &Viewer,
     mut db: deadpool_postgres::Client,
     target: gates::Target,
     req: NewSend,
-) -> Result<SendResult, RpcError> {
+) -> Result<SendResult, Error> {
     gates::session(state.connector.as_ref(), &target.account_id)?;
     let plan = Plan::new(&viewer.connection_id, target, &req)?;
     let r = plan.reservation();
@@ -246,20 +267,20 @@ async fn send(
             // (and may be gone). Only a new key reads them, with no pooled connection held.
             if let Some(e) = journal::get(&db, r.connection_id, r.request_id)
                 .await
-                .map_err(|e| internal(&e))?
+                .context(CONTEXT)?
             {
                 drop(db);
                 return replay(state, &r, e).await;
             }
             drop(db);
             let data = media::fetch(&state.nats, &state.subjects, media).await?;
-            db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+            db = state.db.get().await.context(CONTEXT)?;
             with_bytes(req.payload, data)
         }
     };
     let reserved = journal::reserve(&db, &r, Some(content.outbox_text()))
         .await
-        .map_err(|e| internal(&e))?;
+        .context(CONTEXT)?;
     // Never hold a pooled connection while WhatsApp answers or another call finishes.
     drop(db);
     transmit::after_reserve(state, &plan, reserved, content).await
@@ -291,12 +312,12 @@ fn with_bytes(payload: Payload, data: bytes::Bytes) -> OutboundContent {
 /// Answer a key that exists: `send_request_conflict` when the payload or chat differ, else its
 /// saved outcome (waiting for it while another call is still sending).
 async fn replay(
-    state: &AppState,
+    state: &Sender,
     r: &Reservation<'_>,
     mut entry: Entry,
-) -> Result<SendResult, RpcError> {
+) -> Result<SendResult, Error> {
     if entry.digest != r.digest || entry.tool != r.tool || entry.chat_id != r.chat_id {
-        return Err(RpcError::new(
+        return Err(Error::new(
             ErrorCode::SendRequestConflict,
             "this request_id was used for another message or chat; choose a new request_id",
         ));
@@ -305,22 +326,18 @@ async fn replay(
     let mut pause = Duration::from_millis(5);
     while !entry.state.is_final() {
         if tokio::time::Instant::now() >= deadline {
-            return Err(RpcError::new(
+            return Err(Error::new(
                 ErrorCode::DeadlineExceeded,
                 "an earlier call with this request_id is still sending; ask get_send_status",
             ));
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(50));
-        let db = state.db.get().await.map_err(|e| internal(&e.into()))?;
+        let db = state.db.get().await.context(CONTEXT)?;
         entry = journal::get(&db, r.connection_id, r.request_id)
             .await
-            .map_err(|e| internal(&e))?
-            .ok_or_else(|| internal(&anyhow::anyhow!("journal row vanished")))?;
+            .context(CONTEXT)?
+            .ok_or_else(|| Error::internal(CONTEXT, anyhow::anyhow!("journal row vanished")))?;
     }
     Ok(entry.result(true))
-}
-
-fn internal(e: &anyhow::Error) -> RpcError {
-    crate::archive::read::internal(CONTEXT, e)
 }

@@ -4,24 +4,24 @@
 
 use chrono::SubsecRound as _;
 use tracing::Instrument as _;
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::send::{SendResult, SendState};
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::journal::{self, JournalState, Reservation, Reserved};
-use super::{CONNECTOR_BUDGET, Plan, replay};
+use super::{CONNECTOR_BUDGET, Plan, Sender, replay};
 use crate::connector::outbound::{OutboundContent, OutboundMessage, SendError};
-use crate::state::AppState;
+use crate::error::Error;
 
 /// Answer what [`journal::reserve`] found, or transmit the key it reserved. No pooled
 /// connection is held here: not while WhatsApp answers, nor while another call finishes.
 pub(super) async fn after_reserve(
-    state: &AppState,
+    state: &Sender,
     plan: &Plan,
     reserved: Reserved,
     content: OutboundContent,
-) -> Result<SendResult, RpcError> {
+) -> Result<SendResult, Error> {
     match reserved {
-        Reserved::Full => Err(RpcError::new(
+        Reserved::Full => Err(Error::new(
             ErrorCode::SendJournalFull,
             "this connection has used all 100,000 request ids; the owner must issue a new connection",
         )),
@@ -31,7 +31,7 @@ pub(super) async fn after_reserve(
 }
 
 /// Hand the reserved send to the connector and journal what came of it.
-async fn transmit(state: &AppState, plan: &Plan, content: OutboundContent) -> SendResult {
+async fn transmit(state: &Sender, plan: &Plan, content: OutboundContent) -> SendResult {
     let message = OutboundMessage {
         account_id: plan.target.account_id.clone(),
         recipient: plan.target.recipient.clone(),
@@ -93,7 +93,7 @@ async fn transmit(state: &AppState, plan: &Plan, content: OutboundContent) -> Se
 /// and an accepted send is always in the archive); should that fail, each is done on its
 /// own, concurrently. The answer waits for both.
 async fn finish(
-    state: &AppState,
+    state: &Sender,
     r: &Reservation<'_>,
     wanted: JournalState,
     accepted_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -110,7 +110,7 @@ async fn finish(
             {
                 Ok(_) => return JournalState::Accepted,
                 Err(e) => {
-                    crate::archive::read::internal("send: accepted with its own message", &e);
+                    Error::internal("send: accepted with its own message", e).log();
                     Some(inbound)
                 }
             }
@@ -121,7 +121,7 @@ async fn finish(
         if let Some(inbound) = echo
             && let Err(e) = state.archive.ingest_live(account_id, inbound).await
         {
-            crate::archive::read::internal("send: own-send echo", &e);
+            Error::internal("send: own-send echo", e).log();
         }
     };
     let (recorded, ()) = tokio::join!(record(state, r, wanted, accepted_at), archive_echo);
@@ -131,7 +131,7 @@ async fn finish(
 /// Journal the final state; what could not be journaled reads as `outcome_unknown` (the row
 /// stays `transmitting`, which start-up recovery also turns into `outcome_unknown`).
 async fn record(
-    state: &AppState,
+    state: &Sender,
     r: &Reservation<'_>,
     wanted: JournalState,
     accepted_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -145,7 +145,7 @@ async fn record(
     match result {
         Ok(()) => wanted,
         Err(e) => {
-            crate::archive::read::internal("send: journal outcome", &e);
+            Error::internal("send: journal outcome", e).log();
             if let Ok(db) = state.db.get().await {
                 let _ = journal::finish(
                     &db,

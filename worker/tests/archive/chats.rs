@@ -164,8 +164,8 @@ async fn list_chats_orders_pages_filters_and_checks_arguments() {
         ),
     ] {
         let e = list_chats::handle(&h.state, &v, bad).await.unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidArgument);
-        assert!(e.message.starts_with(field), "{}", e.message);
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(e.message().starts_with(field), "{}", e.message());
     }
     let e = list_chats::handle(
         &h.state,
@@ -177,7 +177,7 @@ async fn list_chats_orders_pages_filters_and_checks_arguments() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     h.finish().await;
 }
 
@@ -256,7 +256,7 @@ async fn search_contacts_and_groups() {
     let e = search_contacts::handle(&h.state, &v, s("  "))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
     let g = search_groups::handle(
         &h.state,
         &v,
@@ -294,7 +294,7 @@ async fn search_contacts_and_groups() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
     let e = search_groups::handle(
         &h.state,
         &v,
@@ -306,7 +306,7 @@ async fn search_contacts_and_groups() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
     h.finish().await;
 }
 
@@ -372,7 +372,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     let e = search_contacts::handle(
         &h.state,
         &v,
@@ -384,7 +384,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     let e = search_groups::handle(
         &h.state,
         &v,
@@ -396,7 +396,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     let e = search_attachments::handle(
         &h.state,
         &v,
@@ -407,7 +407,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     let e = wait_for_messages::handle(
         &h.state,
         &v,
@@ -418,7 +418,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     // The default account exists: its answers come through.
     let found = search_messages::handle(
         &h.state,
@@ -466,13 +466,13 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     let e = search_messages::handle(&h.state, &v, in_chat(other(), &ana))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AccountNotFound);
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
     // A malformed chat is refused for its form, before any lookup.
     let e = search_messages::handle(&h.state, &v, in_chat(other(), "not a chat"))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
-    assert!(e.message.starts_with("chat_id:"), "{}", e.message);
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(e.message().starts_with("chat_id:"), "{}", e.message());
     let found = search_messages::handle(&h.state, &v, in_chat(Some("default".into()), &ana))
         .await
         .unwrap();

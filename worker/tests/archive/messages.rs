@@ -123,14 +123,14 @@ async fn read_messages_pages_without_gaps_counts_types_and_asks_the_phone() {
         ),
     ] {
         let e = read_messages::handle(&h.state, &v, bad).await.unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidArgument);
-        assert!(e.message.starts_with(field), "{}", e.message);
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(e.message().starts_with(field), "{}", e.message());
     }
     for missing in ["c_0000000000000000000a", "+15550001111"] {
         let e = read_messages::handle(&h.state, &v, req(missing))
             .await
             .unwrap_err();
-        assert_eq!(e.code, ErrorCode::ChatNotFound);
+        assert_eq!(e.code(), ErrorCode::ChatNotFound);
     }
     h.finish().await;
 }

@@ -41,7 +41,7 @@ async fn scope_and_archive_policy_apply_on_every_path() {
     .await
     .unwrap_err();
     assert_eq!(
-        e.code,
+        e.code(),
         ErrorCode::InvalidArgument,
         "an anchor outside the scope is not usable"
     );
@@ -77,11 +77,11 @@ async fn scope_and_archive_policy_apply_on_every_path() {
         let e = read_messages::handle(&h.state, &v, req(&ben))
             .await
             .unwrap_err();
-        assert_eq!(e.code, ErrorCode::ChatNotFound);
+        assert_eq!(e.code(), ErrorCode::ChatNotFound);
         let e = read_messages::handle(&h.state, &v, req(&format!("+{BEN}")))
             .await
             .unwrap_err();
-        assert_eq!(e.code, ErrorCode::ChatNotFound);
+        assert_eq!(e.code(), ErrorCode::ChatNotFound);
         let listed = list_chats::handle(&h.state, &v, ListChatsRequest::default())
             .await
             .unwrap();
@@ -125,7 +125,7 @@ async fn scope_and_archive_policy_apply_on_every_path() {
         )
         .await
         .unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
     }
 
     // Archive policy: an excluded chat is never returned and never stored again.
@@ -138,7 +138,7 @@ async fn scope_and_archive_policy_apply_on_every_path() {
     let e = read_messages::handle(&h.state, &v, req(&ben))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::ChatNotFound);
+    assert_eq!(e.code(), ErrorCode::ChatNotFound);
     let ack = h
         .sim(
             sim_op::INJECT_MESSAGE,

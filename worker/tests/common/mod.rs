@@ -83,15 +83,13 @@ impl Harness {
         )
         .await
         .expect("connector");
-        let state = AppState {
-            db: pool.clone(),
-            archive: archive.clone(),
-            connector: connector.clone(),
-            nats: nats.clone(),
-            subjects: subjects.clone(),
-            grants: wazap_worker::grants::GrantCache::default(),
-            targets: wazap_worker::send::gates::Targets::default(),
-        };
+        let state = AppState::new(
+            pool.clone(),
+            archive.clone(),
+            connector.clone(),
+            nats.clone(),
+            subjects.clone(),
+        );
         Self {
             state,
             archive,

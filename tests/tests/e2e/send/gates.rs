@@ -158,11 +158,14 @@ async fn permission_edits_follow_the_revision_rules() -> anyhow::Result<()> {
     let stale = set_send_permission(&s.stack.pool, edit(SendMode::None, vec![], None, Some(0)))
         .await
         .unwrap_err();
-    assert_eq!(stale, PermissionError::Stale);
+    assert!(matches!(stale, PermissionError::Stale), "{stale:?}");
     let stale = set_send_permission(&s.stack.pool, edit(SendMode::None, vec![], Some(1), None))
         .await
         .unwrap_err();
-    assert_eq!(stale, PermissionError::Stale, "a stale credential revision");
+    assert!(
+        matches!(stale, PermissionError::Stale),
+        "a stale credential revision: {stale:?}"
+    );
     for (mode, chats) in [
         (SendMode::Selected, vec![]),
         (SendMode::Selected, vec![s.chat.clone(), s.chat.clone()]),
@@ -177,7 +180,7 @@ async fn permission_edits_follow_the_revision_rules() -> anyhow::Result<()> {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, PermissionError::Rejected(r) if r.code == ErrorCode::InvalidArgument),
+            matches!(&e, PermissionError::Rejected(r) if r.code() == ErrorCode::InvalidArgument),
             "{e:?}"
         );
     }

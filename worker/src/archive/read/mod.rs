@@ -11,10 +11,11 @@ pub(crate) mod wait;
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
+use wazap_shared::ErrorCode;
 use wazap_shared::wire::grants::ChatSelection;
-use wazap_shared::{ErrorCode, RpcError};
 
 use super::jid::phone_jid;
+use crate::error::{Context as _, Error};
 use crate::viewer::Viewer;
 
 /// Positional SQL parameters collected while a query is built.
@@ -186,36 +187,13 @@ pub(crate) async fn find_chat(
     }
 }
 
-/// Log a failed read once (never its values: a database error is logged by its SQLSTATE
-/// only, since Postgres details can quote row values) and return `internal` with a trace id.
-pub(crate) fn internal(context: &'static str, e: &anyhow::Error) -> RpcError {
-    let trace = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
-    match e.downcast_ref::<tokio_postgres::Error>() {
-        Some(pg) => {
-            // Schema names only: messages and details can quote values.
-            let db = pg.as_db_error();
-            tracing::error!(
-                trace_id = %trace,
-                context,
-                sqlstate = pg.code().map(|c| c.code()).unwrap_or("none"),
-                table = db.and_then(|d| d.table()),
-                constraint = db.and_then(|d| d.constraint()),
-                closed = pg.is_closed(),
-                "database error"
-            )
-        }
-        None => tracing::error!(trace_id = %trace, context, cause = %e, "internal error"),
-    }
-    RpcError::internal(trace)
-}
-
 /// The account a read names (default: `default`): `invalid_argument` when malformed,
 /// `account_not_found` when unknown.
 pub(crate) async fn account(
     db: &impl GenericClient,
     requested: Option<&str>,
     context: &'static str,
-) -> Result<String, RpcError> {
+) -> Result<String, Error> {
     let account = account_name(requested)?;
     in_account(db, &account, context, async { Ok(()) }).await?;
     Ok(account)
@@ -223,13 +201,10 @@ pub(crate) async fn account(
 
 /// The account a read names (default: `default`), not yet looked up: `invalid_argument` when
 /// malformed. Pass it to [`in_account`] with the read's query.
-pub(crate) fn account_name(requested: Option<&str>) -> Result<String, RpcError> {
+pub(crate) fn account_name(requested: Option<&str>) -> Result<String, Error> {
     let account = requested.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
     if !wazap_shared::ids::is_account_id(account) {
-        return Err(RpcError::invalid(
-            "account_id",
-            "expected 1–64 of [a-z0-9_-]",
-        ));
+        return Err(Error::invalid("account_id", "expected 1–64 of [a-z0-9_-]"));
     }
     Ok(account.to_owned())
 }
@@ -242,13 +217,13 @@ pub(crate) async fn in_account<T>(
     db: &impl GenericClient,
     account: &str,
     context: &'static str,
-    query: impl Future<Output = Result<T, RpcError>>,
-) -> Result<T, RpcError> {
+    query: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
     let (exists, answer) = tokio::join!(biased; account_exists(db, account), query);
     match exists {
         Ok(true) => answer,
-        Ok(false) => Err(RpcError::new(ErrorCode::AccountNotFound, "no such account")),
-        Err(e) => Err(internal(context, &e)),
+        Ok(false) => Err(Error::new(ErrorCode::AccountNotFound, "no such account")),
+        Err(e) => Err(Error::internal(context, e)),
     }
 }
 
@@ -256,28 +231,28 @@ pub(crate) async fn in_account<T>(
 pub(crate) async fn connection(
     pool: &deadpool_postgres::Pool,
     context: &'static str,
-) -> Result<deadpool_postgres::Client, RpcError> {
-    pool.get().await.map_err(|e| internal(context, &e.into()))
+) -> Result<deadpool_postgres::Client, Error> {
+    pool.get().await.context(context)
 }
 
 /// A `limit` argument: `default` when absent, else 1…`max`.
-pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, RpcError> {
+pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, Error> {
     match value {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
-        Some(_) => Err(RpcError::invalid("limit", &format!("expected 1–{max}"))),
+        Some(_) => Err(Error::invalid("limit", &format!("expected 1–{max}"))),
     }
 }
 
 /// A required `query` argument: trimmed, non-empty (else `invalid_argument` saying `what` it
 /// should be), at most 256 characters.
-pub(crate) fn query<'a>(value: &'a str, what: &str) -> Result<&'a str, RpcError> {
+pub(crate) fn query<'a>(value: &'a str, what: &str) -> Result<&'a str, Error> {
     let text = value.trim();
     if text.is_empty() {
-        return Err(RpcError::invalid("query", &format!("required: {what}")));
+        return Err(Error::invalid("query", &format!("required: {what}")));
     }
     if text.chars().count() > 256 {
-        return Err(RpcError::invalid("query", "at most 256 characters"));
+        return Err(Error::invalid("query", "at most 256 characters"));
     }
     Ok(text)
 }

@@ -220,9 +220,7 @@ impl SimConnector {
                         Ok(outcome) => {
                             let nats = nats.clone();
                             tokio::spawn(async move {
-                                let result = outcome
-                                    .await
-                                    .map_err(|e| internal(sim_op::INJECT_MESSAGE, &e));
+                                let result = outcome.await.map_err(internal);
                                 let body = encode_reply(&Reply::from(result.and_then(ack_one)));
                                 if let Err(e) = nats.publish(reply_to, body).await {
                                     tracing::warn!(error = %e, "sim reply not sent");
@@ -261,7 +259,7 @@ impl SimConnector {
         self.archive
             .enqueue_live(DEFAULT_ACCOUNT, inbound)
             .await
-            .map_err(|e| internal(sim_op::INJECT_MESSAGE, &e))
+            .map_err(internal)
     }
 
     /// Run one op.
@@ -270,7 +268,7 @@ impl SimConnector {
         match op {
             sim_op::INJECT_MESSAGE => {
                 let out = self.enqueue_message(body).await?.await;
-                ack_one(out.map_err(|e| internal(op, &e))?)
+                ack_one(out.map_err(internal)?)
             }
             sim_op::INJECT_STORY => {
                 let req: InjectStory = decode(body)?;
@@ -279,7 +277,7 @@ impl SimConnector {
                     .archive
                     .ingest_live(account, inbound)
                     .await
-                    .map_err(|e| internal(op, &e))?;
+                    .map_err(internal)?;
                 ack_one(out)
             }
             sim_op::HISTORY_SYNC => {
@@ -289,7 +287,7 @@ impl SimConnector {
                     .archive
                     .ingest_batch_outcomes(account, inbound)
                     .await
-                    .map_err(|e| internal(op, &e))?;
+                    .map_err(internal)?;
                 Ok(ack_many(&outcomes))
             }
             sim_op::HISTORY_PAGE => {
@@ -326,7 +324,7 @@ impl SimConnector {
                         },
                     )
                     .await
-                    .map_err(|e| internal(op, &e))?;
+                    .map_err(internal)?;
                 Ok(SimAck {
                     stored: 1,
                     ids: vec![chat],
@@ -351,7 +349,7 @@ impl SimConnector {
                         },
                     )
                     .await
-                    .map_err(|e| internal(op, &e))?;
+                    .map_err(internal)?;
                 Ok(SimAck {
                     stored: 1,
                     ids: vec![chat],
@@ -376,7 +374,7 @@ impl SimConnector {
                 self.archive
                     .set_own_ids(account, req.own_jid, req.own_lid)
                     .await
-                    .map_err(|e| internal(op, &e))?;
+                    .map_err(internal)?;
                 Ok(SimAck::default())
             }
             sim_op::ARM_SEND_FAULT => {
@@ -443,8 +441,8 @@ fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, RpcError> {
 }
 
 /// Log an archive failure once (without values) and return `internal`.
-fn internal(_op: &str, e: &anyhow::Error) -> RpcError {
-    crate::archive::read::internal("sim", e)
+fn internal(e: anyhow::Error) -> RpcError {
+    RpcError::internal(crate::error::Error::internal("sim", e).log())
 }
 
 fn ack_one(out: IngestOutcome) -> Result<SimAck, RpcError> {

@@ -22,6 +22,7 @@ use wazap_shared::wire::{MessageType, SyncState};
 
 use crate::archive::{Inbound, InboundAttachment};
 use crate::connector::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
+use crate::error::Error;
 
 /// How long a `no_ack` send waits for the ack that never comes, unless the fault says.
 const DEFAULT_NO_ACK_WAIT: Duration = Duration::from_secs(10);
@@ -205,7 +206,7 @@ impl SimSender {
         };
         run.await
             .map(|transmissions| Transmissions { transmissions })
-            .map_err(|e| crate::archive::read::internal("sim: transmissions", &e))
+            .map_err(|e| RpcError::internal(Error::internal("sim: transmissions", e).log()))
     }
 }
 
@@ -229,7 +230,7 @@ async fn write_log(pool: Pool, mut jobs: mpsc::UnboundedReceiver<LogJob>) {
         if !rows.is_empty()
             && let Err(e) = insert_rows(&pool, &rows).await
         {
-            crate::archive::read::internal("sim: transmission log", &e);
+            Error::internal("sim: transmission log", e).log();
         }
         rows.clear();
         // Every row queued before these flushes is written now.
