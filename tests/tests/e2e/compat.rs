@@ -74,7 +74,7 @@ pub(crate) fn stdio_bin() -> PathBuf {
     let bin = profile_dir.join(format!("wazap-stdio{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "wazap-gateway", "--bin", "wazap-stdio"])
+            .args(["build", "-p", "wazap-stdio", "--bin", "wazap-stdio"])
             .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
             .status()
             .expect("run cargo build for wazap-stdio");
