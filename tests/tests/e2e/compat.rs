@@ -6,7 +6,8 @@
 //! Needs `pip install -r tests/compat/requirements.txt` and `(cd tests/compat && npm ci)`
 //! (`.ci/run` does both); a missing one fails the test with that instruction, never a skip.
 //! `wazap-stdio` is the one `cargo nextest run --workspace` builds beside the test binaries (the
-//! gateway's integration tests make cargo build its binaries); when absent it is built here.
+//! `wazap-stdio` crate's integration tests make cargo build its binary); when absent it is built
+//! here.
 
 mod refusal;
 
