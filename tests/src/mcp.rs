@@ -47,8 +47,9 @@ impl ToolOutcome {
 impl Mcp {
     /// Connect to `url` with bearer `token`.
     pub async fn connect(url: &str, token: &str) -> anyhow::Result<Self> {
-        // rmcp's reqwest is built without a TLS provider of its own (the gateway's features
-        // ask for `reqwest-tls-no-provider`): use ring's, as wazap-stdio does.
+        // rmcp's reqwest is built without a TLS provider of its own (wazap-stdio's features ask
+        // for `reqwest-tls-no-provider`, unified in a workspace build): use ring's, as
+        // wazap-stdio does.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(url.to_owned())

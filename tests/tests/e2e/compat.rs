@@ -6,7 +6,8 @@
 //! Needs `pip install -r tests/compat/requirements.txt` and `(cd tests/compat && npm ci)`
 //! (`.ci/run` does both); a missing one fails the test with that instruction, never a skip.
 //! `wazap-stdio` is the one `cargo nextest run --workspace` builds beside the test binaries (the
-//! gateway's integration tests make cargo build its binaries); when absent it is built here.
+//! `wazap-stdio` crate's integration tests make cargo build its binary); when absent it is built
+//! here.
 
 mod refusal;
 
@@ -74,7 +75,7 @@ pub(crate) fn stdio_bin() -> PathBuf {
     let bin = profile_dir.join(format!("wazap-stdio{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "wazap-gateway", "--bin", "wazap-stdio"])
+            .args(["build", "-p", "wazap-stdio", "--bin", "wazap-stdio"])
             .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
             .status()
             .expect("run cargo build for wazap-stdio");

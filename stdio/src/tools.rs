@@ -124,7 +124,7 @@ pub(crate) fn known(name: &str) -> Option<&'static KnownTool> {
 
 /// Why the adapter refuses an upstream.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// A known tool announces other annotations than wazap gives it.
     #[error(
         "the server announces tool `{tool}` with {hint} = {announced}, but wazap's `{tool}` has \

@@ -20,7 +20,7 @@ const DEFAULT_FILE: &str = "wazap/stdio.env";
 
 /// What `wazap-stdio` needs to reach its upstream.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Config {
+pub struct Config {
     /// The upstream `/mcp` URL (`http://` or `https://`).
     pub(crate) url: String,
     /// The bearer token, without the `Bearer ` prefix.
@@ -39,7 +39,7 @@ impl std::fmt::Debug for Config {
 
 /// Why no usable configuration was found; the message names the variable or file, never a value.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ConfigError {
+pub enum ConfigError {
     /// Neither the environment nor the config file sets `var`.
     #[error("{var} is not set: set it in the environment or in {file}")]
     Missing {
@@ -69,7 +69,7 @@ pub(crate) enum ConfigError {
 impl Config {
     /// Read the configuration: each variable from `env` when set there, else from the config
     /// file. An explicitly named file must exist; the default one may be absent.
-    pub(crate) fn load(env: &impl Source) -> Result<Self, ConfigError> {
+    pub fn load(env: &impl Source) -> Result<Self, ConfigError> {
         let explicit = non_empty(env.get(CONFIG_FILE)).map(PathBuf::from);
         let path = explicit.clone().or_else(|| default_file(env));
         let file_label = path

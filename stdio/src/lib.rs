@@ -9,14 +9,16 @@ mod proxy;
 mod tools;
 mod upstream;
 
-pub(crate) use config::Config;
+pub use config::{Config, ConfigError};
+pub use tools::Refusal;
+pub use upstream::ConnectError;
 
 use rmcp::ServiceExt as _;
 use rmcp::service::ServerInitializeError;
 
 /// Why the adapter stopped.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum StdioError {
+pub enum StdioError {
     /// No usable configuration.
     #[error(transparent)]
     Config(#[from] config::ConfigError),
@@ -37,7 +39,7 @@ pub(crate) enum StdioError {
 impl StdioError {
     /// The process exit code: 78 (`EX_CONFIG`) for configuration and refusals, 69
     /// (`EX_UNAVAILABLE`) when the server cannot be used.
-    pub(crate) fn exit_code(&self) -> u8 {
+    pub fn exit_code(&self) -> u8 {
         match self {
             Self::Config(_) | Self::Refused(_) => 78,
             Self::Connect(_) | Self::List(_) | Self::Serve(_) => 69,
@@ -47,7 +49,7 @@ impl StdioError {
 
 /// Connect to the upstream, check its tools, then serve stdin/stdout until the client closes
 /// them.
-pub(crate) async fn run(config: Config) -> Result<(), StdioError> {
+pub async fn run(config: Config) -> Result<(), StdioError> {
     if config.cleartext_remote() {
         tracing::warn!(
             url = %config.url,

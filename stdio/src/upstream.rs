@@ -22,7 +22,7 @@ type HttpError = StreamableHttpError<rmcp_reqwest::Error>;
 
 /// Why the upstream could not be reached at start-up.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ConnectError {
+pub enum ConnectError {
     /// The server answered 401/403: the token is wrong, expired, revoked or rotated.
     #[error("{url} refused WAZAP_TOKEN (wrong, expired, revoked or rotated token)")]
     Refused {

@@ -1,9 +1,6 @@
 //! `wazap-stdio`: configuration (environment or config file, never arguments) → logs on stderr
 //! → check the upstream's tools → serve MCP on stdin/stdout until the client closes them.
 
-#[path = "../stdio/mod.rs"]
-mod stdio;
-
 use std::process::ExitCode;
 
 use wazap_shared::config::Env;
@@ -28,8 +25,8 @@ async fn main() -> ExitCode {
     wazap_shared::telemetry::init("wazap-stdio");
     // https upstreams: rustls on ring (the HTTP client is built without a default provider).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let outcome = match stdio::Config::load(&Env) {
-        Ok(config) => stdio::run(config).await,
+    let outcome = match wazap_stdio::Config::load(&Env) {
+        Ok(config) => wazap_stdio::run(config).await,
         Err(e) => Err(e.into()),
     };
     match outcome {
