@@ -5,6 +5,7 @@ use wazap_shared::wire::read::{
     ChatSummary, DEFAULT_LIMIT, ListChatsRequest, ListChatsResponse, MAX_LIMIT,
 };
 
+use super::args;
 use crate::archive::read::{self, chats::ChatQuery};
 use crate::error::{Context as _, Error};
 use crate::state::AppState;
@@ -19,7 +20,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: ListChatsRequest,
 ) -> Result<ListChatsResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let limit = args::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     if let Some(b) = &req.before
         && !is_chat_id(b)
     {
@@ -32,7 +33,7 @@ pub async fn handle(
         return Err(Error::invalid("query", "at most 256 characters"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account_name(req.account_id.as_deref())?;
+    let account = args::account_name(req.account_id.as_deref())?;
     let q = ChatQuery {
         query: req.query,
         kind: req.kind,

@@ -27,6 +27,7 @@ use crate::state::AppState;
 use crate::viewer::Viewer;
 use speculate::granted_read;
 
+mod args;
 pub mod get_attachment;
 pub mod get_send_status;
 pub mod jwks;

@@ -15,6 +15,7 @@ use wazap_shared::wire::read::{
     ReadMessagesResponse,
 };
 
+use super::args;
 use crate::archive::read::messages::{self, Anchor, ReadMessage};
 use crate::archive::read::{self, ChatRef};
 use crate::error::{Context as _, Error};
@@ -33,7 +34,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: ReadMessagesRequest,
 ) -> Result<ReadMessagesResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let limit = args::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let status = req.chat_id == STATUS_CHAT;
     if req.types.as_ref().is_some_and(Vec::is_empty) {
         return Err(Error::invalid(
@@ -75,7 +76,11 @@ pub async fn handle(
     };
     let db = read::connection(&state.db, CONTEXT).await?;
     let requested = match &req.account_id {
-        Some(a) => Some(read::account(&db, Some(a), CONTEXT).await?),
+        Some(a) => {
+            let account = args::account_name(Some(a))?;
+            read::in_account(&db, &account, CONTEXT, async { Ok(()) }).await?;
+            Some(account)
+        }
         None => None,
     };
     let types = req.types.as_deref();

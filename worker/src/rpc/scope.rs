@@ -8,6 +8,7 @@ use deadpool_postgres::GenericClient;
 use wazap_shared::ErrorCode;
 use wazap_shared::ids::{is_chat_id, phone_digits};
 
+use super::args;
 use crate::archive::read::{self, ChatRef};
 use crate::error::{Context as _, Error};
 use crate::viewer::Viewer;
@@ -51,7 +52,7 @@ impl Asked {
     /// phone number.
     pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, Error> {
         let account = account_id
-            .map(|a| read::account_name(Some(a)))
+            .map(|a| args::account_name(Some(a)))
             .transpose()?;
         let chat = chat_id
             .map(|c| {
@@ -82,7 +83,7 @@ impl Asked {
     ) -> Result<Scope, Error> {
         let Some(chat_ref) = self.chat else {
             return Ok(Scope {
-                account: read::account_name(self.account.as_deref())?,
+                account: args::account_name(self.account.as_deref())?,
                 chat: None,
                 unchecked: true,
             });

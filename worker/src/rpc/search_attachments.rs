@@ -9,6 +9,7 @@ use wazap_shared::wire::search::{
     SearchAttachmentsResponse,
 };
 
+use super::args;
 use super::scope::Asked;
 use crate::archive::read;
 use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
@@ -33,7 +34,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: SearchAttachmentsRequest,
 ) -> Result<SearchAttachmentsResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    let limit = args::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
     let text = req
         .query
         .as_deref()

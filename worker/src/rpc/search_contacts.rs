@@ -5,6 +5,7 @@ use wazap_shared::wire::read::{
     ContactSummary, DEFAULT_SEARCH_LIMIT, MAX_LIMIT, SearchContactsRequest, SearchContactsResponse,
 };
 
+use super::args;
 use crate::archive::read;
 use crate::error::{Context as _, Error};
 use crate::state::AppState;
@@ -19,11 +20,11 @@ pub async fn handle(
     viewer: &Viewer,
     req: SearchContactsRequest,
 ) -> Result<SearchContactsResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
-    let text = read::query(&req.query, "part of a name or phone digits")?;
+    let limit = args::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
+    let text = args::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account_name(req.account_id.as_deref())?;
+    let account = args::account_name(req.account_id.as_deref())?;
     let search = async {
         read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
             .await

@@ -4,6 +4,7 @@ use wazap_shared::wire::read::{
     DEFAULT_SEARCH_LIMIT, GroupSummary, MAX_LIMIT, SearchGroupsRequest, SearchGroupsResponse,
 };
 
+use super::args;
 use crate::archive::read;
 use crate::error::{Context as _, Error};
 use crate::state::AppState;
@@ -17,10 +18,10 @@ pub async fn handle(
     viewer: &Viewer,
     req: SearchGroupsRequest,
 ) -> Result<SearchGroupsResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
-    let text = read::query(&req.query, "part of a group's name")?;
+    let limit = args::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
+    let text = args::query(&req.query, "part of a group's name")?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = read::account_name(req.account_id.as_deref())?;
+    let account = args::account_name(req.account_id.as_deref())?;
     let search = async {
         read::chats::search_groups(&db, viewer, &account, text, limit)
             .await

@@ -7,6 +7,7 @@ use wazap_shared::wire::search::{
     SearchMessagesResponse,
 };
 
+use super::args;
 use super::scope::Asked;
 use super::search_attachments::check_window;
 use crate::archive::read::search::{self, Before, Filters};
@@ -23,7 +24,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: SearchMessagesRequest,
 ) -> Result<SearchMessagesResponse, Error> {
-    let limit = read::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    let limit = args::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
     if req.query.chars().count() > MAX_QUERY_CHARS {
         return Err(Error::invalid("query", "at most 200 characters"));
     }

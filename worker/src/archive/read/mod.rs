@@ -1,7 +1,7 @@
 //! The read side of the archive: the queries behind the read tools. Every query takes the
 //! caller's [`Viewer`] and pushes its read scope and the archive policy into SQL (chat lists,
-//! time bounds), so limits and paging stay exact. Handlers validate arguments and map results
-//! onto wire types; these functions return rows or `None` for "no such thing".
+//! time bounds), so limits and paging stay exact. The RPC edge validates arguments and maps
+//! results onto wire types; these functions return rows or `None` for "no such thing".
 
 pub(crate) mod chats;
 pub(crate) mod messages;
@@ -187,28 +187,6 @@ pub(crate) async fn find_chat(
     }
 }
 
-/// The account a read names (default: `default`): `invalid_argument` when malformed,
-/// `account_not_found` when unknown.
-pub(crate) async fn account(
-    db: &impl GenericClient,
-    requested: Option<&str>,
-    context: &'static str,
-) -> Result<String, Error> {
-    let account = account_name(requested)?;
-    in_account(db, &account, context, async { Ok(()) }).await?;
-    Ok(account)
-}
-
-/// The account a read names (default: `default`), not yet looked up: `invalid_argument` when
-/// malformed. Pass it to [`in_account`] with the read's query.
-pub(crate) fn account_name(requested: Option<&str>) -> Result<String, Error> {
-    let account = requested.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
-    if !wazap_shared::ids::is_account_id(account) {
-        return Err(Error::invalid("account_id", "expected 1–64 of [a-z0-9_-]"));
-    }
-    Ok(account.to_owned())
-}
-
 /// `query` in the same flight as the check that `account` exists — one round trip to Postgres
 /// where one after the other cost two. The query's answer counts only when the account exists
 /// (`account_not_found` otherwise, whatever the query said); every read filters by account,
@@ -233,26 +211,4 @@ pub(crate) async fn connection(
     context: &'static str,
 ) -> Result<deadpool_postgres::Client, Error> {
     pool.get().await.context(context)
-}
-
-/// A `limit` argument: `default` when absent, else 1…`max`.
-pub(crate) fn limit(value: Option<u32>, default: u32, max: u32) -> Result<u32, Error> {
-    match value {
-        None => Ok(default),
-        Some(n) if (1..=max).contains(&n) => Ok(n),
-        Some(_) => Err(Error::invalid("limit", &format!("expected 1–{max}"))),
-    }
-}
-
-/// A required `query` argument: trimmed, non-empty (else `invalid_argument` saying `what` it
-/// should be), at most 256 characters.
-pub(crate) fn query<'a>(value: &'a str, what: &str) -> Result<&'a str, Error> {
-    let text = value.trim();
-    if text.is_empty() {
-        return Err(Error::invalid("query", &format!("required: {what}")));
-    }
-    if text.chars().count() > 256 {
-        return Err(Error::invalid("query", "at most 256 characters"));
-    }
-    Ok(text)
 }
