@@ -146,6 +146,27 @@ pub fn decode_reply<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> 
         .into()
 }
 
+/// Decode a request body (the worker's RPC edge and the sim's control ops alike); an empty
+/// body is `{}`. A bad body is `invalid_argument` naming a missing field when serde says
+/// which, never echoing a value (serde's other messages can quote them).
+pub fn decode_request<T: DeserializeOwned>(payload: &[u8]) -> Result<T, RpcError> {
+    let payload: &[u8] = if payload.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        payload
+    };
+    serde_json::from_slice(payload).map_err(|e| {
+        let msg = e.to_string();
+        match msg
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split_once('`'))
+        {
+            Some((field, _)) => RpcError::invalid(field, "required"),
+            None => RpcError::invalid("body", "not a valid request for this operation"),
+        }
+    })
+}
+
 /// Encode a reply envelope.
 pub fn encode_reply<T: Serialize>(reply: &Reply<T>) -> bytes::Bytes {
     serde_json::to_vec(reply)

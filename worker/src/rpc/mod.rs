@@ -249,24 +249,9 @@ fn finish<T: serde::Serialize>(result: Result<T, Error>) -> (bytes::Bytes, &'sta
     (encode_reply(&Reply::from(result)), outcome)
 }
 
-/// Decode a request body; an empty body is `{}`. A bad body is `invalid_argument` naming a
-/// missing field when serde says which, never echoing a value.
+/// Decode a request body (`wazap_shared::bus::decode_request`, the sim's decoder too).
 fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, Error> {
-    let payload: &[u8] = if payload.iter().all(u8::is_ascii_whitespace) {
-        b"{}"
-    } else {
-        payload
-    };
-    serde_json::from_slice(payload).map_err(|e| {
-        let msg = e.to_string();
-        match msg
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split_once('`'))
-        {
-            Some((field, _)) => Error::invalid(field, "required"),
-            None => Error::invalid("body", "not a valid request for this operation"),
-        }
-    })
+    Ok(wazap_shared::bus::decode_request(payload)?)
 }
 
 /// The one place a worker [`Error`] becomes a wire error: a refusal keeps its code and

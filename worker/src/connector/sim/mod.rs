@@ -36,10 +36,9 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::RpcError;
-use wazap_shared::bus::{Reply, encode_reply};
+use wazap_shared::bus::{Reply, decode_request as decode, encode_reply};
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::SyncState;
@@ -429,15 +428,6 @@ impl SimConnector {
         }
         self.archive.ingest_batch(account, messages).await
     }
-}
-
-/// Decode an op's body; a bad body is `invalid_argument`.
-fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, RpcError> {
-    serde_json::from_slice(body).map_err(|e| {
-        // serde's message can quote values; name only where it failed.
-        let at = format!("body (line {}, column {})", e.line(), e.column());
-        RpcError::invalid(&at, "does not match the op's payload")
-    })
 }
 
 /// Log an archive failure once (without values) and return `internal`.
