@@ -6,12 +6,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::ids;
 use wazap_shared::wire::send::{
-    GetSendStatus, GetSendStatusRequest, MAX_TEXT_CHARS, SEND_DEADLINE, SendMedia,
-    SendMediaRequest, SendMediaRpc, SendMessage, SendMessageRequest, SendResult, SendVoiceNote,
-    SendVoiceNoteRequest, SendVoiceRpc,
+    GetSendStatus, GetSendStatusRequest, SEND_DEADLINE, SendMedia, SendMediaRequest, SendMediaRpc,
+    SendMessage, SendMessageRequest, SendResult, SendVoiceNote, SendVoiceNoteRequest, SendVoiceRpc,
 };
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -42,10 +41,7 @@ impl Sender {
         req: &SendMessageRequest,
     ) -> Result<SendResult, RpcError> {
         check_target(&req.chat_id, &req.request_id)?;
-        let chars = req.text.chars().count();
-        if !(1..=MAX_TEXT_CHARS).contains(&chars) {
-            return Err(RpcError::invalid("text", "must be 1 to 65,536 characters"));
-        }
+        checks::send_text(&req.text)?;
         self.bus.call::<SendMessage>(Some(grant), req, None).await
     }
 
@@ -103,33 +99,16 @@ impl Sender {
         grant: &VerifiedGrant,
         req: &GetSendStatusRequest,
     ) -> Result<SendResult, RpcError> {
-        if !ids::is_request_id(&req.request_id) {
-            return Err(request_id_error());
-        }
+        checks::request_id(&req.request_id)?;
         self.bus.call::<GetSendStatus>(Some(grant), req, None).await
     }
 }
 
-/// `chat_id` must be an opaque chat id (never a phone number, JID, URL or path), then
-/// `request_id` must have its shape.
+/// The shared checkers (the worker runs them again): an opaque `chat_id`, then a
+/// `request_id` of its shape.
 fn check_target(chat_id: &str, request_id: &str) -> Result<(), RpcError> {
-    if !ids::is_chat_id(chat_id) {
-        return Err(RpcError::invalid(
-            "chat_id",
-            "expected an opaque chat id (c_…) from list_chats; phone numbers and JIDs are not accepted for sending",
-        ));
-    }
-    if !ids::is_request_id(request_id) {
-        return Err(request_id_error());
-    }
-    Ok(())
-}
-
-fn request_id_error() -> RpcError {
-    RpcError::invalid(
-        "request_id",
-        "expected 1–128 characters of A-Z a-z 0-9 . _ : -",
-    )
+    checks::send_chat_id(chat_id)?;
+    checks::request_id(request_id)
 }
 
 /// The send deadline left after the media hand-over.

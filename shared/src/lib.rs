@@ -5,6 +5,7 @@
 //! that `wazap-gateway` and `wazap-worker` can both use it without depending on each other.
 
 pub mod bus;
+pub mod checks;
 pub mod config;
 pub mod error;
 pub mod grant;

@@ -5,15 +5,65 @@
 
 mod common;
 
-use common::{Harness, phone, viewer_all};
-use wazap_shared::ErrorCode;
-use wazap_shared::subjects::sim_op;
-use wazap_shared::wire::grants::SendMode;
-use wazap_shared::wire::send::{SendMessageRequest, SendState};
+use common::{Harness, phone};
+use wazap_shared::bus::decode_reply;
+use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+use wazap_shared::subjects::{op, sim_op};
+use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::send::{SendMessageRequest, SendResult, SendState};
 use wazap_shared::wire::sim::UpsertContact;
+use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::rpc::{get_send_status, send_message};
+use wazap_worker::grants::PermissionEdit;
 use wazap_worker::send::recovery::{Recovered, recover};
+
+/// A connection that may read everything and send by `mode` to `chats`, as a gateway that
+/// verified its token presents it.
+async fn sender(h: &Harness, mode: SendMode, chats: Vec<String>) -> VerifiedGrant {
+    wazap_worker::grants::ensure_signing_key(&h.pool)
+        .await
+        .expect("signing key");
+    let (conn, _) = wazap_worker::grants::create_connection(
+        &h.pool,
+        wazap_worker::grants::NewConnection {
+            name: "assistant".into(),
+            kind: ConnectionKind::Remote,
+            expires_at: chrono::Utc::now() + chrono::Duration::days(1),
+            read_scope: ReadScope::all(),
+        },
+    )
+    .await
+    .expect("connection");
+    wazap_worker::grants::set_send_permission(
+        &h.pool,
+        PermissionEdit {
+            id: conn.id.clone(),
+            revision: None,
+            mode,
+            chats,
+            expected_send_revision: None,
+        },
+    )
+    .await
+    .expect("send permission");
+    VerifiedGrant {
+        connection_id: conn.id,
+        revision: conn.revision,
+        loopback: false,
+    }
+}
+
+/// `send_message` through the worker's RPC entry, as a gateway sends it.
+async fn send_text(
+    h: &Harness,
+    grant: &VerifiedGrant,
+    req: &SendMessageRequest,
+) -> Result<SendResult, RpcError> {
+    let body = serde_json::to_vec(req).expect("body");
+    let (reply, _) =
+        wazap_worker::rpc::dispatch(&h.state, op::SEND_MESSAGE, Some(grant), &body).await;
+    decode_reply(&reply)
+}
 
 #[tokio::test]
 async fn recovery_settles_unfinished_sends_and_sweeps_the_outbox() {
@@ -87,12 +137,11 @@ async fn the_demo_connector_cannot_send() {
         .await
         .expect("a demo chat")
         .get(0);
-    let mut viewer = viewer_all();
-    viewer.send.mode = SendMode::All;
-    let e = send_message::handle(
-        &h.state,
-        &viewer,
-        SendMessageRequest {
+    let grant = sender(&h, SendMode::All, vec![]).await;
+    let e = send_text(
+        &h,
+        &grant,
+        &SendMessageRequest {
             chat_id: chat,
             request_id: "demo-1".into(),
             text: "hello".into(),
@@ -100,8 +149,8 @@ async fn the_demo_connector_cannot_send() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code(), ErrorCode::SessionCannotSend);
-    assert!(e.message().contains("demo"));
+    assert_eq!(e.code, ErrorCode::SessionCannotSend);
+    assert!(e.message.contains("demo"));
     h.finish().await;
 }
 
@@ -120,27 +169,22 @@ async fn rpc_ops_send_and_report_through_the_sim() {
         .await
         .ids
         .remove(0);
-    let mut viewer = viewer_all();
-    viewer.send.mode = SendMode::Selected;
-    viewer.send.chats = vec![chat.clone()];
+    let grant = sender(&h, SendMode::Selected, vec![chat.clone()]).await;
     let req = SendMessageRequest {
         chat_id: chat.clone(),
         request_id: "h-1".into(),
         text: "on my way".into(),
     };
-    let sent = send_message::handle(&h.state, &viewer, req.clone())
-        .await
-        .expect("sent");
+    let sent = send_text(&h, &grant, &req).await.expect("sent");
     assert_eq!((sent.state, sent.duplicate), (SendState::Accepted, false));
-    let status = get_send_status::handle(
+    let (status, _) = wazap_worker::rpc::dispatch(
         &h.state,
-        &viewer,
-        wazap_shared::wire::send::GetSendStatusRequest {
-            request_id: "h-1".into(),
-        },
+        op::GET_SEND_STATUS,
+        Some(&grant),
+        br#"{"request_id":"h-1"}"#,
     )
-    .await
-    .expect("status");
+    .await;
+    let status: SendResult = decode_reply(&status).expect("status");
     assert_eq!(status.message_id, sent.message_id);
     assert!(status.duplicate);
     // The journal holds a digest, never the text.

@@ -6,7 +6,7 @@ use wazap_shared::ErrorCode;
 use wazap_shared::wire::send::{GetSendStatusRequest, SendResult};
 
 use crate::error::{Context as _, Error};
-use crate::send::{gates, journal};
+use crate::send::journal;
 use crate::state::AppState;
 use crate::viewer::Viewer;
 
@@ -16,7 +16,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: GetSendStatusRequest,
 ) -> Result<SendResult, Error> {
-    gates::check_request_id(&req.request_id)?;
+    wazap_shared::checks::request_id(&req.request_id)?;
     let db = state.db.get().await.context("get_send_status")?;
     let entry = journal::get(&db, &viewer.connection_id, &req.request_id)
         .await

@@ -150,8 +150,9 @@ async fn handle(state: AppState, msg: async_nats::Message) {
     );
 }
 
-/// Route `op` to its handler; the reply body and the outcome (`ok` or an error code).
-async fn dispatch(
+/// Route `op` to its handler; the reply body and the outcome (`ok` or an error code). Public
+/// so the worker's tests enter where a gateway's request does.
+pub async fn dispatch(
     state: &AppState,
     op: &str,
     grant: Option<&VerifiedGrant>,

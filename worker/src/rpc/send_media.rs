@@ -2,13 +2,12 @@
 //! put into the object store; the worker re-checks the rules that need no bytes.
 
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::wire::send::{MediaKind, SendMediaRpc, SendResult};
+use wazap_shared::wire::send::{MediaKind, SendMediaRpc};
 use wazap_shared::{ErrorCode, wire::send::MAX_TEXT_CHARS};
 
 use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
-use crate::viewer::Viewer;
 
 /// Serve one request: the body checked here, the grant and everything else in [`send::serve`].
 pub async fn serve(
@@ -20,18 +19,8 @@ pub async fn serve(
     super::finish(send::serve(&state.sender, grant, req).await)
 }
 
-/// Serve one request for a caller already authorised as `viewer`.
-pub async fn handle(
-    state: &AppState,
-    viewer: &Viewer,
-    req: SendMediaRpc,
-) -> Result<SendResult, Error> {
-    send::run(&state.sender, viewer, new_send(req)?).await
-}
-
 /// The send a valid request asks for (the rules that need no bytes).
 fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
-    send::gates::check_ids(&req.chat_id, &req.request_id)?;
     if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
         return Err(Error::invalid("mime_type", "required"));
     }
@@ -67,11 +56,11 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
             "filename: a document needs a plain file name",
         ));
     }
-    Ok(NewSend {
-        tool: "send_media",
-        chat_id: req.chat_id,
-        request_id: req.request_id,
-        payload: Payload::Media {
+    NewSend::new(
+        "send_media",
+        req.chat_id,
+        req.request_id,
+        Payload::Media {
             kind: req.kind,
             mime_type: req.mime_type,
             media: req.media,
@@ -79,5 +68,5 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
             caption: req.caption,
             seconds: req.seconds,
         },
-    })
+    )
 }

@@ -2,12 +2,11 @@
 //! WhatsApp's PTT flag.
 
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::wire::send::{SendResult, SendVoiceRpc};
+use wazap_shared::wire::send::SendVoiceRpc;
 
 use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
 use crate::state::AppState;
-use crate::viewer::Viewer;
 
 /// Longest voice note, in seconds.
 pub const MAX_VOICE_SECONDS: u32 = 3600;
@@ -22,28 +21,18 @@ pub async fn serve(
     super::finish(send::serve(&state.sender, grant, req).await)
 }
 
-/// Serve one request for a caller already authorised as `viewer`.
-pub async fn handle(
-    state: &AppState,
-    viewer: &Viewer,
-    req: SendVoiceRpc,
-) -> Result<SendResult, Error> {
-    send::run(&state.sender, viewer, new_send(req)?).await
-}
-
 /// The send a valid request asks for: a voice note of 1–3600 s.
 fn new_send(req: SendVoiceRpc) -> Result<NewSend, Error> {
-    send::gates::check_ids(&req.chat_id, &req.request_id)?;
     if !(1..=MAX_VOICE_SECONDS).contains(&req.seconds) {
         return Err(Error::invalid("seconds", "expected 1–3600"));
     }
-    Ok(NewSend {
-        tool: "send_voice_note",
-        chat_id: req.chat_id,
-        request_id: req.request_id,
-        payload: Payload::Voice {
+    NewSend::new(
+        "send_voice_note",
+        req.chat_id,
+        req.request_id,
+        Payload::Voice {
             media: req.media,
             seconds: req.seconds,
         },
-    })
+    )
 }

@@ -6,7 +6,6 @@ use std::sync::{Arc, LazyLock};
 
 use deadpool_postgres::GenericClient;
 use wazap_shared::ErrorCode;
-use wazap_shared::ids::{is_chat_id, is_request_id};
 use wazap_shared::wire::SyncState;
 
 use crate::archive::ids::IdKey;
@@ -26,29 +25,6 @@ pub struct Target {
     pub recipient: String,
     /// The archive's id key, to name the message before it exists.
     pub(crate) key: IdKey,
-}
-
-/// `chat_id` must be an opaque chat id (a phone number, JID, URL or path is refused) and
-/// `request_id` 1–128 of `[A-Za-z0-9._:-]`.
-pub fn check_ids(chat_id: &str, request_id: &str) -> Result<(), Error> {
-    if !is_chat_id(chat_id) {
-        return Err(Error::invalid(
-            "chat_id",
-            "expected an opaque chat_id from list_chats (never a phone number or JID)",
-        ));
-    }
-    check_request_id(request_id)
-}
-
-/// `request_id` 1–128 of `[A-Za-z0-9._:-]`.
-pub fn check_request_id(request_id: &str) -> Result<(), Error> {
-    if !is_request_id(request_id) {
-        return Err(Error::invalid(
-            "request_id",
-            "expected 1–128 characters of A-Z a-z 0-9 . _ : -",
-        ));
-    }
-    Ok(())
 }
 
 /// A chat as [`lookup`] found it, before the viewer's rights are checked ([`allow`]).
@@ -215,26 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_opaque_chat_ids_and_valid_keys() {
-        assert!(check_ids("c_0123abcd", "r-1").is_ok());
-        for bad in [
-            "+972501234567",
-            "972501234567",
-            "972501234567@s.whatsapp.net",
-            "https://wa.me/972501234567",
-            "../c_1",
-        ] {
-            let e = check_ids(bad, "r-1").unwrap_err();
-            assert_eq!(e.code(), ErrorCode::InvalidArgument);
-            assert!(e.message().starts_with("chat_id:"));
-            assert!(!e.message().contains(bad));
-        }
-        assert!(
-            check_ids("c_1", "a b")
-                .unwrap_err()
-                .message()
-                .starts_with("request_id:")
-        );
+    fn a_session_that_cannot_send_is_named() {
         assert!(can_send(SyncState::Live) && !can_send(SyncState::Paused));
         assert!(
             cannot_send(SyncState::Offline)

@@ -184,7 +184,6 @@ pub async fn fetch(
     subjects: &Subjects,
     media: &MediaRef,
 ) -> Result<Bytes, Error> {
-    check_ref(media)?;
     tokio::time::timeout(FETCH_TIMEOUT, read(nats, subjects, media))
         .await
         .unwrap_or_else(|_| {

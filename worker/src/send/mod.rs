@@ -25,6 +25,7 @@ mod transmit;
 use std::time::Duration;
 
 use wazap_shared::ErrorCode;
+use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult};
 
@@ -95,17 +96,39 @@ pub enum Payload {
     },
 }
 
-/// One send request, as a handler validated it.
+/// One send request, checked: only [`NewSend::new`] makes one.
 #[derive(Debug, Clone)]
 pub struct NewSend {
     /// The tool (`send_message`, `send_media`, `send_voice_note`).
-    pub tool: &'static str,
+    tool: &'static str,
     /// The opaque chat id.
-    pub chat_id: String,
+    chat_id: String,
     /// The caller's key.
-    pub request_id: String,
+    request_id: String,
     /// What to send.
-    pub payload: Payload,
+    payload: Payload,
+}
+
+impl NewSend {
+    /// The worker's one check of what every send tool shares (the gateway ran the same
+    /// checkers first): an opaque `chat_id`, a `request_id` of its shape, a well-formed media
+    /// reference. Each tool's own fields are checked by its RPC op before it calls this.
+    pub fn new(
+        tool: &'static str,
+        chat_id: String,
+        request_id: String,
+        payload: Payload,
+    ) -> Result<Self, Error> {
+        checks::send_chat_id(&chat_id)?;
+        checks::request_id(&request_id)?;
+        payload.media().map(media::check_ref).transpose()?;
+        Ok(Self {
+            tool,
+            chat_id,
+            request_id,
+            payload,
+        })
+    }
 }
 
 impl Payload {
@@ -118,7 +141,7 @@ impl Payload {
     }
 }
 
-/// Serve one send request for `grant`. `req` is the handler's validation of the body: its
+/// Serve one send request for `grant`. `req` is the RPC op's validation of the body: its
 /// error is answered only once the grant is known good (an unauthorised caller learns nothing
 /// from validation). A text whose connection and chat were seen accepted before is reserved by
 /// one statement that re-checks both ([`fast`]). Otherwise the grant check and the chat lookup
@@ -130,7 +153,7 @@ pub async fn serve(
     grant: Option<&VerifiedGrant>,
     req: Result<NewSend, Error>,
 ) -> Result<SendResult, Error> {
-    let req = match req.and_then(checked) {
+    let req = match req {
         Ok(r) => r,
         Err(e) => {
             let accepted = grants::authorize(&state.db, grant).await?;
@@ -158,21 +181,6 @@ pub async fn serve(
         state.targets.put(&req.chat_id, found);
     }
     leased(state, &accepted.viewer, db, found, req).await
-}
-
-/// Run one send for a caller already authorised as `viewer` (the chat is looked up on its own).
-pub async fn run(state: &Sender, viewer: &Viewer, req: NewSend) -> Result<SendResult, Error> {
-    let req = checked(req)?;
-    let db = state.db.get().await.context(CONTEXT)?;
-    let found = gates::lookup(&db, &req.chat_id).await.context(CONTEXT)?;
-    leased(state, viewer, db, found, req).await
-}
-
-/// The checks every send tool shares: opaque ids, and a well-formed media reference.
-fn checked(req: NewSend) -> Result<NewSend, Error> {
-    gates::check_ids(&req.chat_id, &req.request_id)?;
-    req.payload.media().map(media::check_ref).transpose()?;
-    Ok(req)
 }
 
 /// The chat gate, then the send. A media send holds a [`media::Lease`] on its object from
