@@ -12,7 +12,7 @@ use wazap_shared::ids::{MESSAGE_ID_PREFIX, STATUS_CHAT, is_chat_id, is_opaque, p
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::read::{
     DEFAULT_LIMIT, MAX_LIMIT, MAX_PREVIEWS, OlderHistory, Preview, ReadMessagesRequest,
-    ReadMessagesResponse,
+    ReadMessagesResponse, UnconfirmedSend,
 };
 
 use super::args;
@@ -28,12 +28,49 @@ const OLDER_WAIT: Duration = Duration::from_secs(30);
 /// Default and largest `hours` for status stories.
 const MAX_HOURS: u32 = 24;
 
+/// A request's arguments, checked (before a pooled connection is taken).
+struct Args {
+    limit: u32,
+    /// `None` for `"status"`.
+    chat: Option<ChatRef>,
+}
+
+/// What a read found, before it is shaped into the answer ([`respond`]).
+struct Page {
+    account: String,
+    chat_id: String,
+    found: Vec<ReadMessage>,
+    previews: Vec<Preview>,
+    older: Option<OlderHistory>,
+    omitted: Option<u32>,
+    unconfirmed: Vec<UnconfirmedSend>,
+}
+
 /// Read a chat (opaque id, phone number or `"status"`).
 pub async fn handle(
     state: &AppState,
     viewer: &Viewer,
     req: ReadMessagesRequest,
 ) -> Result<ReadMessagesResponse, Error> {
+    let args = checked(&req)?;
+    let db = read::connection(&state.db, CONTEXT).await?;
+    let requested = match &req.account_id {
+        Some(a) => {
+            let account = args::account_name(Some(a))?;
+            read::in_account(&db, &account, CONTEXT, async { Ok(()) }).await?;
+            Some(account)
+        }
+        None => None,
+    };
+    let page = match &args.chat {
+        None => read_status(&db, viewer, requested, &args, &req).await?,
+        Some(chat_ref) => read_chat(state, db, viewer, requested, chat_ref, &args, &req).await?,
+    };
+    Ok(respond(state, page, &req))
+}
+
+/// The arguments' checks, each naming its field.
+fn checked(req: &ReadMessagesRequest) -> Result<Args, Error> {
     let limit = args::limit(req.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let status = req.chat_id == STATUS_CHAT;
     if req.types.as_ref().is_some_and(Vec::is_empty) {
@@ -42,7 +79,7 @@ pub async fn handle(
             "give at least one type, or omit it",
         ));
     }
-    let hours = match req.hours {
+    match req.hours {
         Some(_) if !status => {
             return Err(Error::invalid(
                 "hours",
@@ -52,8 +89,8 @@ pub async fn handle(
         Some(h) if !(1..=MAX_HOURS).contains(&h) => {
             return Err(Error::invalid("hours", "expected 1–24"));
         }
-        h => h,
-    };
+        _ => {}
+    }
     if let Some(b) = &req.before
         && (status || !is_opaque(b, MESSAGE_ID_PREFIX))
     {
@@ -62,7 +99,7 @@ pub async fn handle(
             "expected a message_id of this chat (not valid with \"status\")",
         ));
     }
-    let chat_ref = if status {
+    let chat = if status {
         None
     } else if is_chat_id(&req.chat_id) {
         Some(ChatRef::Opaque(req.chat_id.clone()))
@@ -74,48 +111,59 @@ pub async fn handle(
             "expected a chat_id, a phone number or \"status\"",
         ));
     };
-    let db = read::connection(&state.db, CONTEXT).await?;
-    let requested = match &req.account_id {
-        Some(a) => {
-            let account = args::account_name(Some(a))?;
-            read::in_account(&db, &account, CONTEXT, async { Ok(()) }).await?;
-            Some(account)
-        }
-        None => None,
-    };
+    Ok(Args { limit, chat })
+}
+
+/// Status stories posted in the last `hours`, newest first.
+async fn read_status(
+    db: &deadpool_postgres::Client,
+    viewer: &Viewer,
+    requested: Option<String>,
+    args: &Args,
+    req: &ReadMessagesRequest,
+) -> Result<Page, Error> {
+    let account = requested.unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned());
+    let since =
+        chrono::Utc::now() - chrono::Duration::hours(i64::from(req.hours.unwrap_or(MAX_HOURS)));
     let types = req.types.as_deref();
-    let want_previews = req.include_previews.unwrap_or(false);
-
-    let Some(chat_ref) = chat_ref else {
-        let account = requested.unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned());
-        let since =
-            chrono::Utc::now() - chrono::Duration::hours(i64::from(hours.unwrap_or(MAX_HOURS)));
-        let (found, total) = messages::stories(&db, viewer, &account, since, types, limit)
-            .await
-            .context(CONTEXT)?;
-        let previews = if want_previews {
-            previews(&db, &account, &found).await?
-        } else {
-            Vec::new()
-        };
-        let count = found.len() as u32;
-        return Ok(respond(
-            state,
-            &account,
-            STATUS_CHAT,
-            found,
-            previews,
-            &req,
-            None,
-            Some(total.saturating_sub(count)),
-        ));
+    let (found, total) = messages::stories(db, viewer, &account, since, types, args.limit)
+        .await
+        .context(CONTEXT)?;
+    let previews = if req.include_previews.unwrap_or(false) {
+        previews(db, &account, &found).await?
+    } else {
+        Vec::new()
     };
+    let count = found.len() as u32;
+    Ok(Page {
+        account,
+        chat_id: STATUS_CHAT.to_owned(),
+        found,
+        previews,
+        older: None,
+        omitted: Some(total.saturating_sub(count)),
+        unconfirmed: Vec::new(),
+    })
+}
 
+/// A chat's page: the latest, or the one before `req.before` (asking the phone for older
+/// history when the archive runs out), with this connection's unconfirmed sends to it.
+async fn read_chat(
+    state: &AppState,
+    db: deadpool_postgres::Client,
+    viewer: &Viewer,
+    requested: Option<String>,
+    chat_ref: &ChatRef,
+    args: &Args,
+    req: &ReadMessagesRequest,
+) -> Result<Page, Error> {
+    let (types, limit) = (req.types.as_deref(), args.limit);
+    let want_previews = req.include_previews.unwrap_or(false);
     // The common read, the latest page of a chat named by its own id, goes out in one flight
     // with the chat lookup, guessing that the id names that very chat in the account asked for
     // (else the default one). Nothing read on the guess is used unless the lookup confirms it
     // and the viewer may read the chat; a wrong guess reads again below.
-    let guess = match (&chat_ref, &req.before) {
+    let guess = match (chat_ref, &req.before) {
         (ChatRef::Opaque(id), None) => Some((
             requested
                 .clone()
@@ -127,7 +175,7 @@ pub async fn handle(
     let (chat, guessed) = match &guess {
         Some((acc, id)) => {
             let (chat, page, unconfirmed) = tokio::join!(
-                read::find_chat(&db, requested.as_deref(), &chat_ref),
+                read::find_chat(&db, requested.as_deref(), chat_ref),
                 messages::page(&db, viewer, acc, id, None, types, limit),
                 crate::send::outbox::unconfirmed(&db, &viewer.connection_id, acc, id),
             );
@@ -136,7 +184,7 @@ pub async fn handle(
             (chat, confirmed.then_some((page, unconfirmed)))
         }
         None => (
-            read::find_chat(&db, requested.as_deref(), &chat_ref).await,
+            read::find_chat(&db, requested.as_deref(), chat_ref).await,
             None,
         ),
     };
@@ -162,8 +210,9 @@ pub async fn handle(
             crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id),
         ),
     };
-    let (mut found, unconfirmed) = (found.context(CONTEXT)?, unconfirmed.context(CONTEXT)?);
+    let (mut found, mut unconfirmed) = (found.context(CONTEXT)?, unconfirmed.context(CONTEXT)?);
     let mut older = None;
+    let mut db = db;
     if anchor.is_some() && (found.len() as u32) < limit {
         // The archive ran out: ask the phone, without holding a connection while it answers.
         drop(db);
@@ -182,49 +231,32 @@ pub async fn handle(
             asked_phone: true,
             received,
         });
-        let db = read::connection(&state.db, CONTEXT).await?;
+        db = read::connection(&state.db, CONTEXT).await?;
         if received > 0 {
             found = messages::page(&db, viewer, &account, &chat_id, anchor, types, limit)
                 .await
                 .context(CONTEXT)?;
         }
-        let previews = if want_previews {
-            previews(&db, &account, &found).await?
-        } else {
-            Vec::new()
-        };
-        let resp = respond(
-            state, &account, &chat_id, found, previews, &req, older, None,
-        );
-        return with_unconfirmed(&db, viewer, resp).await;
+        // Sends may have been echoed while the phone answered.
+        unconfirmed =
+            crate::send::outbox::unconfirmed(&db, &viewer.connection_id, &account, &chat_id)
+                .await
+                .context(CONTEXT)?;
     }
     let previews = if want_previews {
         previews(&db, &account, &found).await?
     } else {
         Vec::new()
     };
-    let mut resp = respond(
-        state, &account, &chat_id, found, previews, &req, older, None,
-    );
-    resp.unconfirmed_sends = unconfirmed;
-    Ok(resp)
-}
-
-/// Add this connection's unconfirmed sends to the chat (DESIGN §5.1).
-async fn with_unconfirmed(
-    db: &deadpool_postgres::Client,
-    viewer: &Viewer,
-    mut resp: ReadMessagesResponse,
-) -> Result<ReadMessagesResponse, Error> {
-    resp.unconfirmed_sends = crate::send::outbox::unconfirmed(
-        db,
-        &viewer.connection_id,
-        &resp.account_id,
-        &resp.chat_id,
-    )
-    .await
-    .context(CONTEXT)?;
-    Ok(resp)
+    Ok(Page {
+        account,
+        chat_id,
+        found,
+        previews,
+        older,
+        omitted: None,
+        unconfirmed,
+    })
 }
 
 /// JPEG previews of the previewable photos among `found`, newest first, at most
@@ -257,34 +289,24 @@ async fn previews(
         .collect())
 }
 
-/// Assemble the response, with the sync state and its caveats.
-#[allow(clippy::too_many_arguments)]
-fn respond(
-    state: &AppState,
-    account: &str,
-    chat_id: &str,
-    found: Vec<ReadMessage>,
-    previews: Vec<Preview>,
-    req: &ReadMessagesRequest,
-    older: Option<OlderHistory>,
-    omitted: Option<u32>,
-) -> ReadMessagesResponse {
-    let sync = state.connector.state(account);
-    let messages: Vec<_> = found.into_iter().map(|m| m.message).collect();
+/// Shape a page into the answer, with the session's sync state and its caveats.
+fn respond(state: &AppState, page: Page, req: &ReadMessagesRequest) -> ReadMessagesResponse {
+    let sync = state.connector.state(&page.account);
+    let messages: Vec<_> = page.found.into_iter().map(|m| m.message).collect();
     ReadMessagesResponse {
-        account_id: account.to_owned(),
-        chat_id: chat_id.to_owned(),
+        account_id: page.account,
+        chat_id: page.chat_id,
         count: messages.len() as u32,
         messages,
         sync,
-        preview_count: previews.len() as u32,
+        preview_count: page.previews.len() as u32,
         notes: sync_note(sync).map(str::to_owned).into_iter().collect(),
-        unconfirmed_sends: Vec::new(),
-        older,
-        omitted,
+        unconfirmed_sends: page.unconfirmed,
+        older: page.older,
+        omitted: page.omitted,
         types: req.types.clone(),
         hours: req.hours,
-        previews,
+        previews: page.previews,
     }
 }
 
