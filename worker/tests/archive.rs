@@ -23,7 +23,7 @@ use wazap_shared::wire::sim::{
 };
 use wazap_shared::wire::wait::{Cursor, WaitForMessagesRequest};
 use wazap_shared::wire::{ChatKind, MessageType, SyncState};
-use wazap_worker::archive::{AlsoCommit, Inbound, IngestOutcome};
+use wazap_worker::archive::{CommitWith, Inbound, IngestOutcome};
 use wazap_worker::rpc::{
     list_chats, read_messages, search_attachments, search_contacts, search_groups, search_messages,
     wait_for_messages,

@@ -1,8 +1,8 @@
 //! The words of the search index, cut and folded here in Rust for both sides: the writer makes a
 //! message's `search` vector of its distinct lexemes (`archive::vector`); the query parser cuts
 //! an agent's words with the same rule, so a query word and an indexed one always agree.
-//! Postgres's own parser plus `unaccent` cost ~12 µs of CPU per message at ingest, this ~1 µs
-//! (DESIGN §11's 50k/s).
+//! Postgres's own parser plus `unaccent` cost an order of magnitude more CPU per message at
+//! ingest than this (DESIGN §11's 50k/s; figures in bench/README.md).
 //!
 //! The rule, one for every language at once: lower-case, decompose and drop combining marks
 //! (accents, Hebrew points: `reunião` → `reuniao`), fold a few letters that do not decompose

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::events::spawn_event_publisher;
 use self::ids::IdKey;
 pub use self::model::{ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome};
-pub use self::writer::AlsoCommit;
+pub use self::writer::CommitWith;
 use self::writer::{Command, Writer};
 
 /// Messages per history transaction: large enough for set-based speed, small enough that live
@@ -150,7 +150,7 @@ impl Archive {
         &self,
         account: &str,
         message: Inbound,
-        also: Option<AlsoCommit>,
+        also: Option<CommitWith>,
     ) -> anyhow::Result<impl Future<Output = anyhow::Result<IngestOutcome>> + use<>> {
         let rx = self
             .send(|reply| Command::Live {
@@ -183,7 +183,7 @@ impl Archive {
         &self,
         account: &str,
         message: Inbound,
-        also: AlsoCommit,
+        also: CommitWith,
     ) -> anyhow::Result<IngestOutcome> {
         self.enqueue_live_with(account, message, Some(also))
             .await?

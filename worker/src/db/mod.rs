@@ -49,8 +49,8 @@ const MIGRATIONS: &[(&str, &str)] = &[
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker
-/// starts while Postgres is still coming up. Every session turns off parallel plans, which on
-/// 2 cores make a 0.4 ms prepared search take 9 ms (DESIGN §11).
+/// starts while Postgres is still coming up. Every session turns off parallel plans: on 2
+/// cores the generic parallel plan of a prepared search is many times slower (DESIGN §11).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
     let mut pg: tokio_postgres::Config = url.parse()?;
     pg.options("-c max_parallel_workers_per_gather=0");

@@ -5,9 +5,8 @@
 //! Postgres keeps a generic plan built on the statistics of that moment. A table that starts
 //! empty (a new archive, the send journal) then looks one page long, a primary-key lookup is
 //! planned as a sequential scan, and it stays one while the table grows — until autovacuum
-//! analyzes the table, up to a minute later. Measured in `wazap-bench`'s send phase: the
-//! journal's final-state update read ~110 pages a call (0.55 ms of Postgres time, the largest
-//! single cost of a send) where the key lookup reads 9. An `ANALYZE` invalidates the cached
+//! analyzes the table, up to a minute later; in `wazap-bench`'s send phase that made the
+//! journal's final-state update the largest single cost of a send. An `ANALYZE` invalidates the cached
 //! plans at once, and it only runs while a table is still growing fast (roughly each time it
 //! doubles), so a settled archive never pays for it.
 

@@ -1,6 +1,6 @@
 //! The owner password: argon2id with m = 19 MiB, t = 2, p = 1 (OWASP's minimum), stored as a
-//! PHC string in `owner_credentials`. Hashing runs on the blocking pool (~50 ms of CPU and
-//! 19 MiB each), and only after the throttle allowed the attempt.
+//! PHC string in `owner_credentials`. Hashing runs on the blocking pool (each hash holds
+//! 19 MiB and a core for a while), and only after the throttle allowed the attempt.
 
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use argon2::{Algorithm, Argon2, Params, Version};

@@ -1,5 +1,5 @@
 //! The account and chat a read covers (`account_id?`, `chat_id?` of the search tools and the
-//! wait poll): checked for form before any connection is taken ([`Asked`]); a named chat is
+//! wait poll): checked for form before any connection is taken ([`RequestedScope`]); a named chat is
 //! then looked up (with a named account's check, in one flight) and checked against the
 //! viewer; without one, the account is looked up in the same flight as the read's query
 //! ([`Scope::run`]).
@@ -42,12 +42,12 @@ impl Scope {
 
 /// What a read asks to cover (`account_id?`, `chat_id?`), checked for form only, so that a
 /// malformed one is refused before a pooled connection is taken.
-pub(crate) struct Asked {
+pub(crate) struct RequestedScope {
     account: Option<String>,
     chat: Option<ChatRef>,
 }
 
-impl Asked {
+impl RequestedScope {
     /// `invalid_argument` for a malformed account id, or a chat that is neither a chat id nor a
     /// phone number.
     pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, Error> {

@@ -10,7 +10,7 @@ use wazap_shared::wire::search::{
 };
 
 use super::args;
-use super::scope::Asked;
+use super::scope::RequestedScope;
 use crate::archive::read;
 use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
 use crate::error::{Context as _, Error};
@@ -65,7 +65,7 @@ pub async fn handle(
     {
         return Err(Error::invalid("before", "expected an attachment_id"));
     }
-    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;

@@ -8,7 +8,7 @@ use wazap_shared::wire::search::{
 };
 
 use super::args;
-use super::scope::Asked;
+use super::scope::RequestedScope;
 use super::search_attachments::check_window;
 use crate::archive::read::search::{self, Before, Filters};
 use crate::archive::read::{self};
@@ -42,7 +42,7 @@ pub async fn handle(
     {
         return Err(Error::invalid("before", "expected a message_id"));
     }
-    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let (account, chat) = (&scope.account, &scope.chat);

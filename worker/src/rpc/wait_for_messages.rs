@@ -10,7 +10,7 @@ use wazap_shared::wire::wait::{
     Cursor, MAX_WAIT_MESSAGES, WaitForMessagesRequest, WaitPollResponse,
 };
 
-use super::scope::Asked;
+use super::scope::RequestedScope;
 use crate::archive::read;
 use crate::archive::read::wait::{self, After};
 use crate::error::{Context as _, Error};
@@ -40,7 +40,7 @@ pub async fn handle(
             }
         }
     };
-    let asked = Asked::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;

@@ -17,7 +17,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use wazap_shared::grant::VerifiedGrant;
 
-use super::gates::{self, Found, Target, chat_guard};
+use super::gates::{self, LookedUpChat, Target, chat_guard};
 use super::journal::{self, Reserved, reserve_sql};
 use super::{CONTEXT, NewSend, Plan, Sender};
 use crate::error::{Context as _, Error};
@@ -34,21 +34,21 @@ static GUARDED_RESERVE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// A send decided on remembered facts, waiting for Postgres to confirm them.
-pub(super) struct Guess {
+pub(super) struct RememberedSend {
     accepted: Arc<Authorized>,
     target: Target,
     revision: i32,
     loopback: bool,
 }
 
-impl Guess {
+impl RememberedSend {
     /// The guess for `req`, when the grant and the chat are remembered and every gate passes on
     /// them; `None` sends it the ordinary way.
     pub(super) fn of(state: &Sender, grant: Option<&VerifiedGrant>, req: &NewSend) -> Option<Self> {
         let grant = grant?;
         let accepted = state.grants.get(&grant.connection_id)?;
         let found = state.targets.get(&req.chat_id)?;
-        let target = gates::allow(&accepted.viewer, Some(Found::clone(&found))).ok()?;
+        let target = gates::allow(&accepted.viewer, Some(LookedUpChat::clone(&found))).ok()?;
         gates::session(state.connector.as_ref(), &target.account_id).ok()?;
         Some(Self {
             revision: i32::try_from(grant.revision).ok()?,

@@ -29,7 +29,7 @@ pub struct Target {
 
 /// A chat as [`lookup`] found it, before the viewer's rights are checked ([`allow`]).
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct LookedUpChat {
     account_id: String,
     chat_id: String,
     recipient: String,
@@ -84,10 +84,10 @@ pub(crate) fn chat_guard(
     )
 }
 
-/// The send target each chat id last led to ([`Found`]), so a send can reserve in the same
+/// The send target each chat id last led to ([`LookedUpChat`]), so a send can reserve in the same
 /// round trip as [`chat_guard`] checks it again (`send::fast`).
 #[derive(Debug, Clone)]
-pub struct Targets(Memo<Found>);
+pub struct Targets(Memo<LookedUpChat>);
 
 impl Default for Targets {
     fn default() -> Self {
@@ -100,12 +100,12 @@ const MAX_TARGETS: usize = 4_096;
 
 impl Targets {
     /// What `chat_id` last led to.
-    pub fn get(&self, chat_id: &str) -> Option<Arc<Found>> {
+    pub fn get(&self, chat_id: &str) -> Option<Arc<LookedUpChat>> {
         self.0.get(chat_id)
     }
 
     /// Remember what `chat_id` leads to.
-    pub fn put(&self, chat_id: &str, found: &Found) {
+    pub fn put(&self, chat_id: &str, found: &LookedUpChat) {
         self.0.put(chat_id, found);
     }
 
@@ -119,7 +119,10 @@ impl Targets {
 /// now lives in), its JID and the id key. It needs no viewer, so the send path runs it on the
 /// same connection and at the same time as the grant check; [`allow`] then decides.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "send.target"))]
-pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Option<Found>> {
+pub async fn lookup(
+    db: &impl GenericClient,
+    chat_id: &str,
+) -> anyhow::Result<Option<LookedUpChat>> {
     let stmt = db.prepare_cached(&LOOKUP).await?;
     let Some(row) = db
         .query_opt(&stmt, &[&chat_id, &wazap_shared::ids::DEFAULT_ACCOUNT])
@@ -127,7 +130,7 @@ pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Op
     else {
         return Ok(None);
     };
-    Ok(Some(Found {
+    Ok(Some(LookedUpChat {
         account_id: row.try_get(0)?,
         chat_id: row.try_get(1)?,
         recipient: row.try_get(2)?,
@@ -138,7 +141,7 @@ pub async fn lookup(db: &impl GenericClient, chat_id: &str) -> anyhow::Result<Op
 /// Where the send goes when the viewer may read the chat [`lookup`] found (else
 /// `chat_not_found`, the same as for a chat that does not exist) and send to it (else
 /// `send_not_permitted`).
-pub fn allow(viewer: &Viewer, found: Option<Found>) -> Result<Target, Error> {
+pub fn allow(viewer: &Viewer, found: Option<LookedUpChat>) -> Result<Target, Error> {
     let Some(found) = found.filter(|f| viewer.can_read_chat(&f.chat_id)) else {
         return Err(not_found());
     };
@@ -204,7 +207,7 @@ mod tests {
     fn the_lookup_counts_only_for_a_chat_the_viewer_reads_and_may_send_to() {
         use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
         let found = |chat: &str| {
-            Some(Found {
+            Some(LookedUpChat {
                 account_id: "default".into(),
                 chat_id: chat.into(),
                 recipient: "972505550001@s.whatsapp.net".into(),

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 
-use crate::archive::AlsoCommit;
+use crate::archive::CommitWith;
 use wazap_shared::wire::send::{SendResult, SendState};
 
 /// Most keys one credential may hold; the next reservation is `send_journal_full`.
@@ -318,8 +318,8 @@ pub fn accepted_with_echo(
     connection_id: &str,
     request_id: &str,
     accepted_at: DateTime<Utc>,
-) -> AlsoCommit {
-    AlsoCommit {
+) -> CommitWith {
+    CommitWith {
         sql: FINISH,
         params: vec![
             Box::new(connection_id.to_owned()),

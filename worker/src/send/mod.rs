@@ -163,7 +163,7 @@ pub async fn serve(
     };
     let db = state.db.get().await.context(CONTEXT)?;
     if let Payload::Text(text) = &req.payload
-        && let Some(guess) = fast::Guess::of(state, grant, &req)
+        && let Some(guess) = fast::RememberedSend::of(state, grant, &req)
         && let Some((plan, reserved)) = guess.reserve(state, &db, &req, text).await?
     {
         drop(db);
@@ -180,17 +180,17 @@ pub async fn serve(
     if let Some(found) = &found {
         state.targets.put(&req.chat_id, found);
     }
-    leased(state, &accepted.viewer, db, found, req).await
+    gate_and_send(state, &accepted.viewer, db, found, req).await
 }
 
 /// The chat gate, then the send. A media send holds a [`media::Lease`] on its object from
 /// here to its answer, so no other request deletes the bytes while this one may still need
 /// them.
-async fn leased(
+async fn gate_and_send(
     state: &Sender,
     viewer: &Viewer,
     db: deadpool_postgres::Client,
-    found: Option<gates::Found>,
+    found: Option<gates::LookedUpChat>,
     req: NewSend,
 ) -> Result<SendResult, Error> {
     let lease = req

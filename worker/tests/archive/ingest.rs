@@ -223,7 +223,7 @@ async fn a_statement_committed_with_a_live_message_commits_or_fails_with_it() {
     let h = Harness::start().await;
     h.exec("create table also_marks (id text primary key)")
         .await;
-    let mark = |id: &str| AlsoCommit {
+    let mark = |id: &str| CommitWith {
         sql: "insert into also_marks (id) values ($1)",
         params: vec![Box::new(id.to_owned())],
     };

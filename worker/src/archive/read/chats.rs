@@ -114,7 +114,7 @@ pub(crate) async fn list(
     // `chats_recent` is the plan for any page size (see `Params::push_opaque`).
     let limit = p.push_opaque(i64::from(q.limit));
     // `desc nulls last` matches the `chats_recent` index, so the top of the list is an index
-    // scan instead of a sort of every chat (4 ms → 0.2 ms at 5,000 chats).
+    // scan instead of a sort of every chat.
     let sql = format!(
         "select s.chat_id, s.name, s.kind, s.last_at, s.unread_count from ({inner}) s
           where s.last_at is not null and {outer}

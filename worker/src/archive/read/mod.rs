@@ -37,7 +37,7 @@ impl Params {
     /// than the custom plans it made at the first calls. A custom plan sees the limit (or a
     /// range of positions), a generic one guesses — a tenth of the rows for a `LIMIT`, a wide
     /// range — so on a large archive the generic plan looked dearer, and Postgres planned the
-    /// statement anew at every call (0.07–0.8 ms, often more than running it) to reach the
+    /// statement anew at every call (often dearer than running it) to reach the
     /// same plan. Behind a sub-select both guess alike, and the generic plan stays. Only for
     /// values that do not change which plan is best.
     pub(crate) fn push_opaque(&mut self, value: i64) -> String {

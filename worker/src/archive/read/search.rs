@@ -186,11 +186,11 @@ pub(crate) async fn messages(
     // First the word index alone: at most CAP hits, then the newest of them. A rare word ends
     // here (its few heap rows are all that is read). The query sits in its own materialized
     // CTE so the planner cannot see the words: seeing a prefix, it over-estimates the hits and
-    // reads the table in order until CAP of them turn up (64 ms for 8,000 hits in 1M).
+    // reads the table in order until CAP of them turn up.
     // The page size is read through a sub-select, as `Params::push_opaque` does (the walk
     // below shares the parameter and must see it): the words, hidden in `s`, never shape
-    // this plan, and a visible limit made Postgres plan every search anew (0.6–0.8 ms at 1M,
-    // more than a rare word's execution).
+    // this plan, and a visible limit made Postgres plan every search anew (dearer than a
+    // rare word's execution).
     let by_word = format!(
         "with s as materialized (select {tsq} as q),
               w as materialized (select {cols} from messages m, s where {filter} limit {CAP})
@@ -207,7 +207,7 @@ pub(crate) async fn messages(
     // messages_chat_ts in one chat) reaches `limit` hits after about limit × N / hits rows,
     // instead of sorting every hit's heap row. This statement keeps its custom plans: only
     // one that sees the words chooses the walk (a generic plan guesses few hits and reads
-    // them all through the word index: 25 ms instead of 1.5 for 8,000 hits in 1M).
+    // them all through the word index, many times slower for a common word).
     let by_time = format!(
         "{OUTER} (select {cols} from messages m, (select {tsq} as q) s where {filter}
                    order by m.ts desc, m.position desc limit {limit}) h {JOINS},

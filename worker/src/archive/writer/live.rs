@@ -2,13 +2,13 @@
 //! send's answer). Consecutive live deliveries share one transaction, sent as one flight of
 //! pipelined statements when the writer can plan the chunk from memory
 //! ([`messages::planned`]): `BEGIN`, a guard that the archive policy is the one last read,
-//! the writes, the chat statistics, any [`AlsoCommit`] statements and `COMMIT` — one round
+//! the writes, the chat statistics, any [`CommitWith`] statements and `COMMIT` — one round
 //! trip to Postgres. The speculation is checked by Postgres itself: a changed policy fails the
 //! guard and an already archived message fails its plain `INSERT`, either of which aborts the
 //! transaction (its `COMMIT` then rolls back), and the chunk goes the ordinary way. That way
 //! is two flights: `BEGIN`, the policy read and the writes together, written on the policy as
 //! last read (a policy changed since rolls them back and they go again); then the statistics,
-//! any [`AlsoCommit`] statements and `COMMIT`. Statements that ride together reach Postgres in
+//! any [`CommitWith`] statements and `COMMIT`. Statements that ride together reach Postgres in
 //! the order written (each is prepared first, and sent on its future's first poll); a failed
 //! statement leaves the transaction aborted and its `COMMIT` rolls back.
 
@@ -51,23 +51,23 @@ impl Policy {
 /// whole delivery back: it travels in one flight with `COMMIT`, so no row count can be
 /// checked before committing. A send journals its `accepted` state this way with the own
 /// message it archives: an accepted send is in the archive.
-pub struct AlsoCommit {
+pub struct CommitWith {
     /// The statement.
     pub sql: &'static str,
     /// Its parameters.
     pub params: Vec<Box<dyn ToSql + Send + Sync>>,
 }
 
-impl std::fmt::Debug for AlsoCommit {
+impl std::fmt::Debug for CommitWith {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AlsoCommit").finish_non_exhaustive()
+        f.debug_struct("CommitWith").finish_non_exhaustive()
     }
 }
 
 /// One live delivery waiting in a group.
 pub(crate) struct Delivery {
     pub(crate) messages: Vec<Inbound>,
-    pub(crate) also: Option<AlsoCommit>,
+    pub(crate) also: Option<CommitWith>,
     pub(crate) reply: Reply<Vec<IngestOutcome>>,
 }
 
@@ -82,7 +82,7 @@ impl Writer {
             return;
         }
         let all: Vec<Inbound> = group.iter().flat_map(|d| d.messages.clone()).collect();
-        let also: Vec<&AlsoCommit> = group.iter().filter_map(|d| d.also.as_ref()).collect();
+        let also: Vec<&CommitWith> = group.iter().filter_map(|d| d.also.as_ref()).collect();
         match self.live(account, &all, &also).await {
             Ok(outcomes) => {
                 let mut it = outcomes.into_iter();
@@ -102,7 +102,7 @@ impl Writer {
 
     /// Commit one delivery in a transaction of its own and answer it.
     async fn alone(&mut self, account: &str, d: Delivery) {
-        let also: Vec<&AlsoCommit> = d.also.iter().collect();
+        let also: Vec<&CommitWith> = d.also.iter().collect();
         let r = self.live(account, &d.messages, &also).await;
         let _ = d.reply.send(r);
     }
@@ -112,7 +112,7 @@ impl Writer {
         &mut self,
         account: &str,
         messages: &[Inbound],
-        also: &[&AlsoCommit],
+        also: &[&CommitWith],
     ) -> anyhow::Result<Vec<IngestOutcome>> {
         let pool = self.pool.clone();
         let client = pool.get().await?;
@@ -138,7 +138,7 @@ impl Writer {
         db: &deadpool_postgres::Object,
         account: &str,
         messages: &[Inbound],
-        also: &[&AlsoCommit],
+        also: &[&CommitWith],
     ) -> anyhow::Result<(messages::Written, Step)> {
         let state = self.account(db, account).await?;
         let policy = db.prepare_cached(POLICY).await?;
@@ -199,7 +199,7 @@ impl Writer {
         account: &str,
         state: &AccountState,
         messages: &[Inbound],
-        also: &[&AlsoCommit],
+        also: &[&CommitWith],
     ) -> anyhow::Result<Option<(messages::Written, Step)>> {
         let Some(policy) = &self.excluded else {
             return Ok(None);
@@ -264,7 +264,7 @@ impl Writer {
     }
 }
 
-/// The statements a live transaction ends with — the chat statistics, the [`AlsoCommit`]
+/// The statements a live transaction ends with — the chat statistics, the [`CommitWith`]
 /// statements and `COMMIT` — prepared before any flight they ride in.
 struct Ending {
     apply: Option<tokio_postgres::Statement>,
@@ -283,7 +283,7 @@ impl Ending {
     async fn prepare(
         db: &deadpool_postgres::Object,
         now: &Deltas,
-        also: &[&AlsoCommit],
+        also: &[&CommitWith],
     ) -> anyhow::Result<Self> {
         let apply = if now.is_empty() {
             None
@@ -307,7 +307,7 @@ impl Ending {
         db: &deadpool_postgres::Object,
         account: &str,
         now: &Deltas,
-        also: &[&AlsoCommit],
+        also: &[&CommitWith],
     ) -> Ended {
         let cols = stats::Columns::of(now);
         let params = cols.params(&account);

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use self::chats::{ChatCache, Merged};
 pub(crate) use self::lanes::LANES;
 use self::lanes::Lanes;
-pub use self::live::AlsoCommit;
+pub use self::live::CommitWith;
 use self::live::Delivery;
 use self::stats::Pending;
 use super::ids::IdKey;
@@ -42,7 +42,7 @@ pub(crate) enum Command {
     Live {
         account: String,
         messages: Vec<Inbound>,
-        also: Option<AlsoCommit>,
+        also: Option<CommitWith>,
         reply: Reply<Vec<IngestOutcome>>,
     },
     /// Store one chunk of history in one transaction. `last` marks the final chunk of a
