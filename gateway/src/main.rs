@@ -6,8 +6,7 @@ use tokio_util::sync::CancellationToken;
 use wazap_gateway::{Config, Listeners};
 use wazap_shared::config::Env;
 
-/// mimalloc: glibc's malloc took ~16% of the gateway's and worker's CPU on reads (profiled);
-/// with it `read_messages` p50 fell ~12% in `wazap-bench`.
+/// mimalloc: glibc's malloc was a large share of the CPU on reads (figures: bench/README.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
