@@ -71,7 +71,7 @@ async fn lid_and_phone_forms_are_one_chat_and_duplicates_are_dropped() {
     assert_eq!(batch.ids[1], batch.ids[2]);
     let r = read(&h, &v, req(&chat)).await;
     assert_eq!(r.count, 5);
-    // LookedUpChat by phone digits and by name, with its phone number.
+    // Found by phone digits and by name, with its phone number.
     let found = search_contacts::handle(
         &h.state,
         &v,

@@ -154,7 +154,7 @@ const TEAM: Chat = Chat {
             T("tom", "Greetings from a hut with no wifi, see you all next week"),
         ]),
         ep(5, 14, 10, &[
-            T("me", "Dry run done. LookedUpChat one issue: the queue consumers reconnect too slowly after failover"),
+            T("me", "Dry run done. Found one issue: the queue consumers reconnect too slowly after failover"),
             T("dev", "How slow?"),
             T("me", "About 90 seconds. The backoff cap is too high"),
             T("dev", "I can lower it to 10s and add jitter"),
