@@ -4,6 +4,7 @@
 //! NATS request/reply. Listener B serves the owner dashboard and API ([`owner`]), whose state
 //! lives in the worker too. It never touches Postgres or WhatsApp.
 
+mod bus;
 pub mod config;
 mod error;
 mod events;

@@ -45,7 +45,7 @@ pub(crate) use self::direct::DirectTool;
 use crate::config::Config;
 use crate::error::internal_error;
 use crate::send::Sender;
-use crate::state::Bus;
+use crate::bus::Bus;
 
 /// Request body limit of read tools and of anything that is not a tool call.
 pub(crate) const DEFAULT_BODY_LIMIT: usize = 64 * 1024;

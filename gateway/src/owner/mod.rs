@@ -23,10 +23,11 @@ use wazap_shared::bus::Rpc;
 use wazap_shared::wire::owner::{Owned, OwnerCall};
 use wazap_shared::{ErrorCode, RpcError};
 
+use crate::bus::Bus;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::jwks::KeyCache;
-use crate::state::{AppState, Bus};
+use crate::state::AppState;
 
 /// The header a page's script sends with every write.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
