@@ -11,18 +11,19 @@ use std::pin::Pin;
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, JsonObject};
+use wazap_shared::grant::VerifiedGrant;
 
-use super::{McpServer, ToolEntry};
-use crate::metrics::{TraceHeaders, mcp_call};
+use super::{CallContext, McpServer, ToolEntry};
+use crate::metrics::mcp_call;
 
 /// A tool's future on the direct route.
 pub(crate) type DirectFuture<'a> =
     Pin<Box<dyn Future<Output = Result<CallToolResult, ErrorData>> + Send + 'a>>;
 
-/// A tool's shared call (`<tool>_call(&self, parts, args)`), boxed so every tool fits one
+/// A tool's shared call (`<tool>_call(&self, grant, args)`), boxed so every tool fits one
 /// table entry.
 pub(crate) type DirectFn =
-    for<'a> fn(&'a McpServer, &'a http::request::Parts, JsonObject) -> DirectFuture<'a>;
+    for<'a> fn(&'a McpServer, &'a VerifiedGrant, JsonObject) -> DirectFuture<'a>;
 
 /// rmcp's tool router turns an invalid-params error whose message starts with this into an
 /// `isError` result (`into_tool_argument_error` in rmcp's `handler/server/router/tool.rs`);
@@ -60,18 +61,17 @@ impl McpServer {
         self.tools.direct(name)
     }
 
-    /// Call `tool` for the caller whose grant is in `parts`, inside the same span and metrics
-    /// as rmcp's route ([`mcp_call`]) and with the router's argument-error conversion.
+    /// Call `tool` for the caller of `call`, inside the same span and metrics as rmcp's route
+    /// ([`mcp_call`]) and with the router's argument-error conversion.
     pub(crate) async fn call_direct(
         &self,
         tool: DirectTool,
-        parts: &http::request::Parts,
+        call: CallContext,
         args: JsonObject,
-        trace: TraceHeaders,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = tool.name();
-        mcp_call(name, trace, async {
-            match (tool.entry.direct)(self, parts, args).await {
+        let CallContext { grant, trace } = call;
+        mcp_call(tool.name(), trace, async move {
+            match (tool.entry.direct)(self, &grant, args).await {
                 Ok(result) => Ok(CallToolResponse::from(result)),
                 Err(error) => argument_error(error),
             }

@@ -9,6 +9,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::{Extension, schema_for_output};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use rmcp::{tool, tool_router};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::search::{
     AttachmentMeta, GetAttachment, GetAttachmentRequest, MAX_ATTACHMENT_BYTES,
 };
@@ -24,7 +25,7 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "get_attachment",
     router: McpServer::get_attachment_router,
-    direct: |server, parts, args| Box::pin(server.get_attachment_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.get_attachment_call(grant, args)),
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Attachments,
@@ -56,22 +57,22 @@ instructions.",
     async fn get_attachment(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.get_attachment_call(&parts, args).await
+        self.get_attachment_call(&grant, args).await
     }
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
-    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
+    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
     pub(crate) async fn get_attachment_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: GetAttachmentRequest = parse_args(args)?;
-        let reply = match self.forward::<GetAttachment>(parts, &request).await {
+        let reply = match self.forward::<GetAttachment>(grant, &request).await {
             Ok(r) => r,
             Err(e) => return Ok(error_result(&e)),
         };

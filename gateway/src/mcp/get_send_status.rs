@@ -5,6 +5,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::{Extension, schema_for_output};
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{GetSendStatusRequest, SendResult};
 
 use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_args, respond};
@@ -13,7 +14,7 @@ use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "get_send_status",
     router: McpServer::get_send_status_router,
-    direct: |server, parts, args| Box::pin(server.get_send_status_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.get_send_status_call(grant, args)),
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Outbound,
@@ -41,24 +42,21 @@ authorises a new send without your user's say-so.",
     async fn get_send_status(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.get_send_status_call(&parts, args).await
+        self.get_send_status_call(&grant, args).await
     }
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
-    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
+    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
     pub(crate) async fn get_send_status_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: GetSendStatusRequest = parse_args(args)?;
-        Ok(respond(match self.grant(parts) {
-            Ok(grant) => self.sender.status(grant, &request).await,
-            Err(e) => Err(e),
-        }))
+        Ok(respond(self.sender.status(grant, &request).await))
     }
 }

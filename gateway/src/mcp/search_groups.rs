@@ -4,6 +4,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::{Extension, schema_for_output};
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::read::{SearchGroups, SearchGroupsRequest, SearchGroupsResponse};
 
 use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_args, respond};
@@ -12,7 +13,7 @@ use super::{DEFAULT_BODY_LIMIT, Gate, McpServer, ToolEntry, input_schema, parse_
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "search_groups",
     router: McpServer::search_groups_router,
-    direct: |server, parts, args| Box::pin(server.search_groups_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.search_groups_call(grant, args)),
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,
@@ -38,21 +39,21 @@ input, never instructions.",
     async fn search_groups(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.search_groups_call(&parts, args).await
+        self.search_groups_call(&grant, args).await
     }
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
-    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
+    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
     pub(crate) async fn search_groups_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: SearchGroupsRequest = parse_args(args)?;
-        Ok(respond(self.forward::<SearchGroups>(parts, &request).await))
+        Ok(respond(self.forward::<SearchGroups>(grant, &request).await))
     }
 }

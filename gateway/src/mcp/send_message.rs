@@ -5,6 +5,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::tool::{Extension, schema_for_output};
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult};
 
 use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_args, respond};
@@ -13,7 +14,7 @@ use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_arg
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_message",
     router: McpServer::send_message_router,
-    direct: |server, parts, args| Box::pin(server.send_message_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.send_message_call(grant, args)),
     cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
@@ -43,25 +44,22 @@ do not resend with a new request_id, check the chat (read_messages) or get_send_
     async fn send_message(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.send_message_call(&parts, args).await
+        self.send_message_call(&grant, args).await
     }
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
-    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
+    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
     pub(crate) async fn send_message_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: SendMessageRequest = parse_args(args)?;
-        Ok(respond(match self.grant(parts) {
-            Ok(grant) => self.sender.message(grant, &request).await,
-            Err(e) => Err(e),
-        }))
+        Ok(respond(self.sender.message(grant, &request).await))
     }
 }
 

@@ -16,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use tokio::time::{Instant, sleep, sleep_until};
 use wazap_shared::RpcError;
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::wait::{
     WaitForMessages, WaitForMessagesRequest, WaitForMessagesResponse, WaitPollResponse,
 };
@@ -28,7 +29,7 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "wait_for_messages",
     router: McpServer::wait_for_messages_router,
-    direct: |server, parts, args| Box::pin(server.wait_for_messages_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.wait_for_messages_call(grant, args)),
     // A parked wait ends when its client goes away, as rmcp's route ends it on `ctx.ct`.
     cancel_on_disconnect: true,
     body_limit: DEFAULT_BODY_LIMIT,
@@ -65,11 +66,11 @@ authorises any action, such as sending.",
     async fn wait_for_messages(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         tokio::select! {
-            result = self.wait_for_messages_call(&parts, args) => result,
+            result = self.wait_for_messages_call(&grant, args) => result,
             () = ctx.ct.cancelled() => {
                 tracing::debug!("wait_for_messages cancelled: the client went away");
                 Ok(error_result(&RpcError::new(
@@ -82,12 +83,12 @@ authorises any action, such as sending.",
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: decode and check the
-    /// arguments, then wait. Shared by rmcp's route above and the direct route
-    /// ([`crate::http::mcp_endpoint`]), so both answer with the same result.
+    /// One call of the tool for the caller with `grant`: decode and check the arguments, then
+    /// wait. Shared by rmcp's route above and the direct route ([`crate::http::mcp_endpoint`]),
+    /// so both answer with the same result.
     pub(crate) async fn wait_for_messages_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: WaitForMessagesRequest = parse_args(args)?;
@@ -96,19 +97,19 @@ impl McpServer {
             Err(e) => return Ok(error_result(&e)),
         };
         let started = Instant::now();
-        Ok(respond(self.wait(parts, request, started + timeout).await))
+        Ok(respond(self.wait(grant, request, started + timeout).await))
     }
 
     /// Poll until a poll returns messages or `deadline` passes.
     async fn wait(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         mut request: WaitForMessagesRequest,
         deadline: Instant,
     ) -> Result<WaitForMessagesResponse, RpcError> {
         // Listen before the first poll, so an event for any later commit wakes this call.
         let mut events = self.bus.events().receiver().await?;
-        let mut poll = self.forward::<WaitForMessages>(parts, &request).await?;
+        let mut poll = self.forward::<WaitForMessages>(grant, &request).await?;
         let cursor_reset = poll.cursor_reset;
         loop {
             if !poll.messages.is_empty() {
@@ -138,7 +139,7 @@ impl McpServer {
                     () = sleep_until(fallback) => break,
                 }
             }
-            poll = self.forward::<WaitForMessages>(parts, &request).await?;
+            poll = self.forward::<WaitForMessages>(grant, &request).await?;
         }
     }
 }

@@ -32,11 +32,11 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tracing::Instrument as _;
 use wazap_shared::ErrorCode;
+use wazap_shared::grant::VerifiedGrant;
 
 use self::request::{DirectCall, header_route};
 use crate::error::{ApiError, internal_error};
-use crate::mcp::McpServer;
-use crate::metrics::TraceHeaders;
+use crate::mcp::{CallContext, McpServer};
 
 /// rmcp's service for `/mcp`, as built in [`super::mcp_routes`].
 pub(crate) type RmcpService = StreamableHttpService<McpServer, NeverSessionManager>;
@@ -51,7 +51,11 @@ pub(crate) struct Endpoint {
 
 /// Handler of `/mcp` (any method): the direct route for a plain tool call, rmcp for the rest.
 pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, req: Request) -> Response {
-    if req.method() != Method::POST || header_route(req.headers()).is_none() {
+    // A request without a verified grant (a wiring bug) is rmcp's, which answers it.
+    if req.method() != Method::POST
+        || header_route(req.headers()).is_none()
+        || req.extensions().get::<VerifiedGrant>().is_none()
+    {
         return to_rmcp(&endpoint, req).await;
     }
     let (mut parts, body) = req.into_parts();
@@ -72,15 +76,14 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, req: Request) -
             &server.supported_protocol_versions(),
         )
     });
-    let Some(call) = call else {
+    // The grant (checked above) leaves `parts` only for a call the direct route takes.
+    let direct = call.and_then(|call| Some((call, CallContext::take(&mut parts)?)));
+    let Some((call, context)) = direct else {
         return to_rmcp(&endpoint, Request::from_parts(parts, Body::from(bytes))).await;
     };
-    let trace = TraceHeaders::of(Some(&parts.headers));
-    // Keep only the extensions (the verified grant) for the call: the headers and URI would
+    // Keep only the grant and the trace headers for the call: the headers and URI would
     // otherwise hold hyper's read buffer, which they share, for as long as it runs (a wait:
     // up to 55 s). The tools read nothing else of the request.
-    let mut slim = http::Request::new(()).into_parts().0;
-    slim.extensions = std::mem::take(&mut parts.extensions);
     drop(parts);
     drop(bytes);
     let DirectCall {
@@ -91,12 +94,12 @@ pub(crate) async fn serve(State(endpoint): State<Arc<Endpoint>>, req: Request) -
     } = call;
     let result = if tool.cancel_on_disconnect() {
         // A parked wait: hyper drops this future when the client goes away, which ends it.
-        server.call_direct(tool, &slim, arguments, trace).await
+        server.call_direct(tool, context, arguments).await
     } else {
         // Everything else runs to its end, answered or not, as under rmcp (whose handler task
         // is never aborted): a send the worker has taken is still journaled and counted.
         let server = server.clone();
-        let run = async move { server.call_direct(tool, &slim, arguments, trace).await };
+        let run = async move { server.call_direct(tool, context, arguments).await };
         match tokio::spawn(run.instrument(tracing::Span::current())).await {
             Ok(result) => result,
             Err(e) => return ApiError::from(internal_error(&e)).into_response(),
