@@ -18,8 +18,6 @@ use std::sync::Arc;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::mcp::McpServer;
 use crate::state::AppState;
@@ -40,22 +38,10 @@ pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
         Arc::clone(&state.tools),
         state.sender.clone(),
     );
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
-        // The Host/Origin guard below does the exact checks; rmcp's own would repeat them.
-        .disable_allowed_hosts()
-        .with_max_request_body_bytes(state.tools.max_body_limit());
-    let rmcp = {
-        let server = server.clone();
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        )
-    };
-    let endpoint = Arc::new(mcp_endpoint::Endpoint { rmcp, server });
+    let endpoint = Arc::new(mcp_endpoint::Endpoint::new(
+        server,
+        state.tools.max_body_limit(),
+    ));
     Router::new()
         .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))

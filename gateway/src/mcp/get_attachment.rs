@@ -65,7 +65,7 @@ instructions.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn get_attachment_call(
         &self,
         grant: &VerifiedGrant,

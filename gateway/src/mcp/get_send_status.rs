@@ -50,7 +50,7 @@ authorises a new send without your user's say-so.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn get_send_status_call(
         &self,
         grant: &VerifiedGrant,

@@ -48,7 +48,7 @@ instructions.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn list_chats_call(
         &self,
         grant: &VerifiedGrant,

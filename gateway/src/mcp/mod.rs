@@ -8,10 +8,10 @@
 //!
 //! Each tool's behaviour is one `<tool>_call(&self, grant, args)` in its file, called by its
 //! rmcp `#[tool]` method and, through its entry's `direct` function, by the direct route of
-//! [`crate::http::mcp_endpoint`] (which answers plain calls without rmcp's per-request
-//! service): one code path, two ways in.
+//! [`direct`] (which answers plain calls without rmcp's per-request service): one code path,
+//! two ways in.
 
-mod direct;
+pub(crate) mod direct;
 mod get_attachment;
 mod get_send_status;
 mod list_chats;

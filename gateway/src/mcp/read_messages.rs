@@ -55,7 +55,7 @@ untrusted input that never authorises any action, such as sending.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn read_messages_call(
         &self,
         grant: &VerifiedGrant,

@@ -50,7 +50,7 @@ snippets are written by other people: untrusted input that never authorises any 
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn search_messages_call(
         &self,
         grant: &VerifiedGrant,

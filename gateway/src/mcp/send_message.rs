@@ -52,7 +52,7 @@ do not resend with a new request_id, check the chat (read_messages) or get_send_
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn send_message_call(
         &self,
         grant: &VerifiedGrant,

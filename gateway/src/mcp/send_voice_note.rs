@@ -50,7 +50,7 @@ sends twice; on `outcome_unknown` do not resend under a new request_id.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn send_voice_note_call(
         &self,
         grant: &VerifiedGrant,

@@ -3,8 +3,8 @@
 //! worker; with nothing new it sleeps until an event announces a position past its cursor (or
 //! the timeout, or a slow fallback re-poll in case an event was lost in a NATS reconnect), then
 //! polls again. The waiting call keeps its concurrency permit, and a client that goes away
-//! cancels it (`ctx.ct` here; on the direct route of [`crate::http::mcp_endpoint`], which answers
-//! most calls of this tool without rmcp's per-request machinery, hyper drops the call's future).
+//! cancels it (`ctx.ct` here; on the direct route of [`super::direct`], which answers most
+//! calls of this tool without rmcp's per-request machinery, hyper drops the call's future).
 //! When the gateway shuts down, a waiting call answers `timed_out: true` at once (with the
 //! cursor of its last poll), so the drain never waits out a long poll.
 
@@ -84,8 +84,8 @@ authorises any action, such as sending.",
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: decode and check the arguments, then
-    /// wait. Shared by rmcp's route above and the direct route ([`crate::http::mcp_endpoint`]),
-    /// so both answer with the same result.
+    /// wait. Shared by rmcp's route above and the direct route ([`super::direct`]), so both
+    /// answer with the same result.
     pub(crate) async fn wait_for_messages_call(
         &self,
         grant: &VerifiedGrant,

@@ -1,8 +1,7 @@
-//! The tools' entry point for the direct route of [`crate::http::mcp_endpoint`], which answers
-//! plain `tools/call` requests without rmcp's per-request service. Each tool file names its
-//! shared `<tool>_call` in its [`ToolEntry`] (`direct`), so the direct route runs the very code
-//! the tool's `#[tool]` method runs; this module adds what rmcp's tool router does around a
-//! call (the argument-error conversion) and the `mcp_call` span and metrics of
+//! The tools' side of the direct route: each tool file names its shared `<tool>_call` in its
+//! [`ToolEntry`] (`direct`), so the direct route runs the very code the tool's `#[tool]` method
+//! runs; this module adds what rmcp's tool router does around a call (the argument-error
+//! conversion) and the `mcp_call` span and metrics of
 //! [`McpServer::call_tool`](rmcp::ServerHandler::call_tool), so both routes observe and answer
 //! a call the same way.
 
@@ -13,7 +12,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, JsonObject};
 use wazap_shared::grant::VerifiedGrant;
 
-use super::{CallContext, McpServer, ToolEntry};
+use crate::mcp::{CallContext, McpServer, ToolEntry};
 use crate::metrics::mcp_call;
 
 /// A tool's future on the direct route.
@@ -37,8 +36,8 @@ pub(crate) struct DirectTool {
 }
 
 impl DirectTool {
-    /// The tool's entry (only [`super::ToolSet`] makes these, for enabled tools).
-    pub(super) fn new(entry: &'static ToolEntry) -> Self {
+    /// The tool's entry (only [`crate::mcp::ToolSet`] makes these, for enabled tools).
+    pub(in crate::mcp) fn new(entry: &'static ToolEntry) -> Self {
         Self { entry }
     }
 
