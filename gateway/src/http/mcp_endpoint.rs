@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::mcp::{McpServer, direct};
+use crate::state::AppState;
 
 /// rmcp's service for `/mcp`.
 pub(crate) type RmcpService = StreamableHttpService<McpServer, NeverSessionManager>;
@@ -24,16 +25,21 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// `server` behind rmcp's stateless service (JSON responses, bodies up to `max_body`) and
-    /// the direct route.
-    pub(crate) fn new(server: McpServer, max_body: usize) -> Self {
+    /// The tool server of `state` behind rmcp's stateless service (JSON responses, bodies up to
+    /// the largest tool limit) and the direct route.
+    pub(crate) fn new(state: &AppState) -> Self {
+        let server = McpServer::new(
+            state.bus.clone(),
+            Arc::clone(&state.tools),
+            state.sender.clone(),
+        );
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
             // The Host/Origin guard in front does the exact checks; rmcp's would repeat them.
             .disable_allowed_hosts()
-            .with_max_request_body_bytes(max_body);
+            .with_max_request_body_bytes(state.tools.max_body_limit());
         let rmcp = {
             let server = server.clone();
             StreamableHttpService::new(

@@ -19,7 +19,6 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
 
-use crate::mcp::McpServer;
 use crate::state::AppState;
 
 /// All of listener A.
@@ -33,15 +32,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 
 /// `/mcp` and `/api/send/*` with their guards; listener B will mount the same routes.
 pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
-    let server = McpServer::new(
-        state.bus.clone(),
-        Arc::clone(&state.tools),
-        state.sender.clone(),
-    );
-    let endpoint = Arc::new(mcp_endpoint::Endpoint::new(
-        server,
-        state.tools.max_body_limit(),
-    ));
+    let endpoint = Arc::new(mcp_endpoint::Endpoint::new(&state));
     Router::new()
         .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))

@@ -100,3 +100,6 @@ pub(crate) async fn handle(server: &McpServer, req: Request) -> Result<Response,
     };
     Ok(answer::respond(peer, id, result))
 }
+
+#[cfg(test)]
+mod differential;
