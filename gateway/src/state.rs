@@ -1,5 +1,7 @@
-//! What every request handler shares: the configuration, the NATS bus to the worker, the
-//! verification keys, the Host/Origin policy, the concurrency permits and the tool set.
+//! What request handlers share. [`AppState`] is the process's, one for both listeners: the bus
+//! to the worker, the verification keys (one cache, one refresher), the tool set and the send
+//! operations. [`ListenerPolicy`] is each listener's own: the `Host`/`Origin` values it admits
+//! and its concurrency permits.
 
 use std::sync::Arc;
 
@@ -16,17 +18,13 @@ use crate::mcp::ToolSet;
 use crate::objects::MediaStore;
 use crate::send::Sender;
 
-/// Shared state of listener A.
+/// The state every listener of the process shares.
 #[derive(Debug)]
 pub(crate) struct AppState {
     /// The way to the worker.
     pub(crate) bus: Bus,
     /// The worker's public keys.
     pub(crate) keys: Arc<KeyCache>,
-    /// Accepted `Host` and `Origin` values.
-    pub(crate) hosts: HostPolicy,
-    /// One permit per request in flight.
-    pub(crate) permits: Arc<Semaphore>,
     /// The MCP tools this deployment serves, with their body limits.
     pub(crate) tools: Arc<ToolSet>,
     /// The send operations (MCP send tools and `/api/send/*`).
@@ -36,13 +34,8 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    /// State for a listener bound to `bound_port`; `shutdown` is the gateway's.
-    pub(crate) fn new(
-        config: Config,
-        nats: Client,
-        bound_port: u16,
-        shutdown: &CancellationToken,
-    ) -> Arc<Self> {
+    /// The process's state over `nats`; `shutdown` is the gateway's.
+    pub(crate) fn new(config: &Config, nats: Client, shutdown: &CancellationToken) -> Arc<Self> {
         crate::metrics::register_nats_gauge(&nats);
         let bus = Bus::new(nats.clone(), &config.nats_prefix, shutdown.clone());
         let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
@@ -50,10 +43,36 @@ impl AppState {
             sender: Sender::new(bus.clone(), Arc::new(media)),
             outbound: config.outbound,
             keys: Arc::new(KeyCache::new(bus.clone())),
-            hosts: HostPolicy::new(&config.public_hosts, bound_port),
-            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
-            tools: Arc::new(ToolSet::new(&config)),
+            tools: Arc::new(ToolSet::new(config)),
             bus,
+        })
+    }
+}
+
+/// What each listener keeps for itself in front of `/mcp` and `/api/send/*`: the `Host` and
+/// `Origin` values it admits (listener A: `WAZAP_PUBLIC_HOSTS`; listener B: the host:port of
+/// `WAZAP_OWNER_ORIGIN`) and its concurrency permits.
+///
+/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` each, not one pool for
+/// the process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the
+/// default of 2 a shared pool would let two agents' long polls on one listener answer `busy`
+/// to every request on the other (the owner's own listener B included). DESIGN §6 gives
+/// listener B "the same limits" as A, not a share of A's; the price is that a gateway serving
+/// `/mcp` on both listeners can have twice the limit in flight.
+#[derive(Debug)]
+pub(crate) struct ListenerPolicy {
+    /// Accepted `Host` and `Origin` values.
+    pub(crate) hosts: HostPolicy,
+    /// One permit per request in flight on this listener.
+    pub(crate) permits: Arc<Semaphore>,
+}
+
+impl ListenerPolicy {
+    /// A listener bound to `bound_port` admitting `public_hosts`, with `config`'s permits.
+    pub(crate) fn new(config: &Config, public_hosts: &[String], bound_port: u16) -> Arc<Self> {
+        Arc::new(Self {
+            hosts: HostPolicy::new(public_hosts, bound_port),
+            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
         })
     }
 }

@@ -19,25 +19,29 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
 
-use crate::state::AppState;
+use crate::state::{AppState, ListenerPolicy};
 
-/// All of listener A.
-pub(crate) fn router(state: Arc<AppState>) -> Router {
+/// All of listener A, admitting what `listener` says.
+pub(crate) fn router(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(Arc::clone(&state))
-        .merge(mcp_routes(state))
+        .merge(mcp_routes(state, listener))
 }
 
-/// `/mcp` and `/api/send/*` with their guards; listener B will mount the same routes.
-pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
+/// `/mcp` and `/api/send/*` with their guards, admitting what `listener` says; listener B
+/// mounts the same routes under its own policy.
+pub(crate) fn mcp_routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     let endpoint = Arc::new(mcp_endpoint::Endpoint::new(&state));
     Router::new()
         .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
-        .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
-        .layer(from_fn_with_state(Arc::clone(&state), host::guard))
-        .merge(api_send::routes(state))
+        .layer(from_fn_with_state(
+            Arc::clone(&listener),
+            limit::concurrency,
+        ))
+        .layer(from_fn_with_state(Arc::clone(&listener), host::guard))
+        .merge(api_send::routes(state, listener))
 }

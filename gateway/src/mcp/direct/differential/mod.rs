@@ -105,7 +105,7 @@ async fn endpoint(env: &[(&str, &str)]) -> (Endpoint, worker::FakeWorker, Cancel
     let nats = async_nats::connect(&url).await.expect("NATS");
     let worker = worker::FakeWorker::start(&nats, &prefix).await;
     let shutdown = CancellationToken::new();
-    let state: Arc<AppState> = AppState::new(config, nats, 0, &shutdown);
+    let state: Arc<AppState> = AppState::new(&config, nats, &shutdown);
     (Endpoint::new(&state), worker, shutdown)
 }
 
