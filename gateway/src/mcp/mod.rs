@@ -16,6 +16,7 @@ mod get_attachment;
 mod get_send_status;
 mod list_chats;
 mod read_messages;
+mod schema;
 mod search_attachments;
 mod search_contacts;
 mod search_groups;
@@ -29,7 +30,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
 };
@@ -42,6 +42,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use self::direct::DirectFn;
 pub(crate) use self::direct::DirectTool;
+use self::schema::{input_schema, output_schema};
 use crate::bus::Bus;
 use crate::config::Config;
 use crate::error::internal_error;
@@ -262,11 +263,6 @@ pub(crate) fn structured<T: Serialize>(value: &T) -> CallToolResult {
 pub(crate) fn error_result(error: &RpcError) -> CallToolResult {
     let body = serde_json::json!({ "error": error });
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
-}
-
-/// The input schema of a tool whose arguments are `T`.
-pub(crate) fn input_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
-    schema_for_input::<T>().unwrap_or_else(|e| panic!("input schema of a wire type: {e}"))
 }
 
 /// Decode a tool's arguments. A mismatch is a JSON-RPC invalid-params error (not a tool

@@ -2,13 +2,15 @@
 //! to, made safe to retry by the caller's `request_id` (the worker's journal).
 
 use rmcp::ErrorData;
-use rmcp::handler::server::tool::{Extension, schema_for_output};
+use rmcp::handler::server::tool::Extension;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult};
 
-use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_args, respond};
+use super::{
+    Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, output_schema, parse_args, respond,
+};
 
 /// Registration of `send_message`.
 pub(super) const ENTRY: ToolEntry = ToolEntry {
@@ -32,7 +34,7 @@ request_id and text never sends twice and returns the saved outcome (duplicate: 
 `accepted` means WhatsApp acknowledged it; `outcome_unknown` means it may have been delivered: \
 do not resend with a new request_id, check the chat (read_messages) or get_send_status first.",
         input_schema = input_schema::<SendMessageRequest>(),
-        output_schema = schema_for_output::<SendResult>(),
+        output_schema = output_schema::<SendResult>(),
         annotations(
             title = "Send a message",
             read_only_hint = false,
