@@ -39,7 +39,8 @@ pub struct Config {
     pub public_hosts: Vec<String>,
     /// The exact `Origin` of the owner dashboard (`scheme://host[:port]`).
     pub owner_origin: String,
-    /// Requests in flight on listener A; more get `busy`.
+    /// Requests in flight on each listener's `/mcp` and `/api/send/*` (A's, and B's apart); more
+    /// get `busy`.
     pub mcp_max_concurrency: usize,
     /// Whether send tools and `/api/send/*` exist.
     pub outbound: bool,

@@ -15,7 +15,7 @@ use wazap_shared::RpcError;
 use wazap_shared::grant::{AUDIENCE, GrantClaims};
 use wazap_shared::wire::system::{Jwk, Jwks, JwksRequest};
 
-use crate::state::Bus;
+use crate::bus::Bus;
 
 /// How often the background task refreshes the keys.
 pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(60);

@@ -4,6 +4,7 @@
 //! NATS request/reply. Listener B serves the owner dashboard and API ([`owner`]), whose state
 //! lives in the worker too. It never touches Postgres or WhatsApp.
 
+mod bus;
 pub mod config;
 mod error;
 mod events;
@@ -17,12 +18,14 @@ mod owner;
 mod send;
 mod state;
 
+use std::sync::Arc;
+
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
 
-use crate::state::AppState;
+use crate::state::{AppState, ListenerPolicy};
 
 /// The sockets a gateway serves: listener A (`/mcp`, `/api/send/*`, health) and, when given,
 /// listener B (the owner dashboard and API, plus `/mcp` and `/api/send/*` under its own Host).
@@ -52,23 +55,21 @@ pub async fn run(
     let Listeners { mcp, owner } = listeners.into();
     let local = mcp.local_addr()?;
     let nats = wazap_shared::bus::connect(&config.nats_url, "wazap-gateway").await?;
-    let owner_config = config.clone();
-    let state = AppState::new(config, nats.clone(), local.port(), &shutdown);
+    // One state for both listeners: one bus, one key cache and refresher, one tool set.
+    let state = AppState::new(&config, nats, &shutdown);
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
-    let bus = state.bus.clone();
+    let listener_a = ListenerPolicy::new(&config, &config.public_hosts, local.port());
     tracing::info!(addr = %local, "listener A serving /mcp, /healthz, /readyz");
-    let served_a = http::serve::serve(mcp, http::router(state), &shutdown);
+    let app_a = http::router(Arc::clone(&state), listener_a);
+    let served_a = http::serve::serve(mcp, app_a, &shutdown);
     let served_b = async {
         let Some(listener) = owner else {
             return Ok(());
         };
         let addr = listener.local_addr()?;
-        let (app, keys) = owner::listener_b(owner_config, nats, bus, addr.port(), &shutdown);
-        let refresher = keys.spawn_refresher(shutdown.child_token());
+        let app = owner::listener_b(&config, state, addr.port());
         tracing::info!(addr = %addr, "listener B serving the owner dashboard, /mcp");
-        let outcome = http::serve::serve(listener, app, &shutdown).await;
-        refresher.abort();
-        outcome
+        http::serve::serve(listener, app, &shutdown).await
     };
     let outcome = tokio::try_join!(served_a, served_b).map(|_| ());
     refresher.abort();

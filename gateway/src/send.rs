@@ -14,9 +14,9 @@ use wazap_shared::wire::send::{
 };
 use wazap_shared::{ErrorCode, RpcError};
 
+use crate::bus::Bus;
 use crate::media;
 use crate::objects::MediaStore;
-use crate::state::Bus;
 
 /// Least time left for the worker once the media is stored.
 const MIN_WORKER_TIME: Duration = Duration::from_secs(1);

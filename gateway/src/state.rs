@@ -1,105 +1,30 @@
-//! What every request handler shares: the configuration, the NATS bus to the worker, the
-//! verification keys, the Host/Origin policy, the concurrency permits and the tool set.
+//! What request handlers share. [`AppState`] is the process's, one for both listeners: the bus
+//! to the worker, the verification keys (one cache, one refresher), the tool set and the send
+//! operations. [`ListenerPolicy`] is each listener's own: the `Host`/`Origin` values it admits
+//! and its concurrency permits.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use async_nats::Client;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wazap_shared::RpcError;
-use wazap_shared::bus::{self, Rpc};
-use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::Subjects;
 
+use crate::bus::Bus;
 use crate::config::Config;
-use crate::events::ArchiveEvents;
 use crate::http::host::HostPolicy;
 use crate::jwks::KeyCache;
 use crate::mcp::ToolSet;
 use crate::objects::MediaStore;
 use crate::send::Sender;
 
-/// The way to the worker: a NATS client and this deployment's subjects.
-#[derive(Debug, Clone)]
-pub(crate) struct Bus {
-    nats: Client,
-    subjects: Subjects,
-    events: Arc<ArchiveEvents>,
-    /// Cancelled when the gateway begins to shut down: long waits answer at once.
-    shutdown: CancellationToken,
-}
-
-impl Bus {
-    /// A bus over `nats` under `prefix`.
-    pub(crate) fn new(nats: Client, prefix: &str, shutdown: CancellationToken) -> Self {
-        let subjects = Subjects::new(prefix);
-        Self {
-            events: Arc::new(ArchiveEvents::new(nats.clone(), subjects.archive_events())),
-            nats,
-            subjects,
-            shutdown,
-        }
-    }
-
-    /// Cancelled when the gateway shuts down (a pending `wait_for_messages` then answers
-    /// `timed_out` instead of holding the drain).
-    pub(crate) fn shutdown(&self) -> &CancellationToken {
-        &self.shutdown
-    }
-
-    /// The archive events (`<prefix>.events.archive`) that wake waiting calls.
-    pub(crate) fn events(&self) -> &ArchiveEvents {
-        &self.events
-    }
-
-    /// The NATS client (for connection-state checks).
-    pub(crate) fn client(&self) -> &Client {
-        &self.nats
-    }
-
-    /// This deployment's subjects (e.g. the media bucket's name).
-    pub(crate) fn subjects(&self) -> &Subjects {
-        &self.subjects
-    }
-
-    /// Call op `R` with `R::DEADLINE` (or `deadline`), logging the op, the connection id and
-    /// the outcome once.
-    pub(crate) async fn call<R: Rpc>(
-        &self,
-        grant: Option<&VerifiedGrant>,
-        request: &R::Request,
-        deadline: Option<Duration>,
-    ) -> Result<R::Response, RpcError> {
-        let started = Instant::now();
-        let result = bus::call::<R>(&self.nats, &self.subjects, grant, request, deadline).await;
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let connection = grant.map(|g| g.connection_id.as_str()).unwrap_or("-");
-        match &result {
-            Ok(_) => tracing::debug!(op = R::OP, connection.id = connection, elapsed_ms, "rpc ok"),
-            Err(e) => tracing::info!(
-                op = R::OP,
-                connection.id = connection,
-                elapsed_ms,
-                code = e.code.as_str(),
-                "rpc failed"
-            ),
-        }
-        result
-    }
-}
-
-/// Shared state of listener A.
+/// The state every listener of the process shares.
 #[derive(Debug)]
 pub(crate) struct AppState {
     /// The way to the worker.
     pub(crate) bus: Bus,
     /// The worker's public keys.
     pub(crate) keys: Arc<KeyCache>,
-    /// Accepted `Host` and `Origin` values.
-    pub(crate) hosts: HostPolicy,
-    /// One permit per request in flight.
-    pub(crate) permits: Arc<Semaphore>,
     /// The MCP tools this deployment serves, with their body limits.
     pub(crate) tools: Arc<ToolSet>,
     /// The send operations (MCP send tools and `/api/send/*`).
@@ -109,13 +34,8 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    /// State for a listener bound to `bound_port`; `shutdown` is the gateway's.
-    pub(crate) fn new(
-        config: Config,
-        nats: Client,
-        bound_port: u16,
-        shutdown: &CancellationToken,
-    ) -> Arc<Self> {
+    /// The process's state over `nats`; `shutdown` is the gateway's.
+    pub(crate) fn new(config: &Config, nats: Client, shutdown: &CancellationToken) -> Arc<Self> {
         crate::metrics::register_nats_gauge(&nats);
         let bus = Bus::new(nats.clone(), &config.nats_prefix, shutdown.clone());
         let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
@@ -123,10 +43,36 @@ impl AppState {
             sender: Sender::new(bus.clone(), Arc::new(media)),
             outbound: config.outbound,
             keys: Arc::new(KeyCache::new(bus.clone())),
-            hosts: HostPolicy::new(&config.public_hosts, bound_port),
-            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
-            tools: Arc::new(ToolSet::new(&config)),
+            tools: Arc::new(ToolSet::new(config)),
             bus,
+        })
+    }
+}
+
+/// What each listener keeps for itself in front of `/mcp` and `/api/send/*`: the `Host` and
+/// `Origin` values it admits (listener A: `WAZAP_PUBLIC_HOSTS`; listener B: the host:port of
+/// `WAZAP_OWNER_ORIGIN`) and its concurrency permits.
+///
+/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` each, not one pool for
+/// the process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the
+/// default of 2 a shared pool would let two agents' long polls on one listener answer `busy`
+/// to every request on the other (the owner's own listener B included). DESIGN §6 gives
+/// listener B "the same limits" as A, not a share of A's; the price is that a gateway serving
+/// `/mcp` on both listeners can have twice the limit in flight.
+#[derive(Debug)]
+pub(crate) struct ListenerPolicy {
+    /// Accepted `Host` and `Origin` values.
+    pub(crate) hosts: HostPolicy,
+    /// One permit per request in flight on this listener.
+    pub(crate) permits: Arc<Semaphore>,
+}
+
+impl ListenerPolicy {
+    /// A listener bound to `bound_port` admitting `public_hosts`, with `config`'s permits.
+    pub(crate) fn new(config: &Config, public_hosts: &[String], bound_port: u16) -> Arc<Self> {
+        Arc::new(Self {
+            hosts: HostPolicy::new(public_hosts, bound_port),
+            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
         })
     }
 }

@@ -23,10 +23,11 @@ use crate::error::ApiError;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
 use crate::metrics;
-use crate::state::AppState;
+use crate::state::{AppState, ListenerPolicy};
 
-/// The `/api/send/*` routes with their guards; empty when outbound sending is off.
-pub(crate) fn routes(state: Arc<AppState>) -> Router {
+/// The `/api/send/*` routes with their guards (`listener`'s Host rule and permits); empty when
+/// outbound sending is off.
+pub(crate) fn routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     if !state.outbound {
         return Router::new();
     }
@@ -36,9 +37,12 @@ pub(crate) fn routes(state: Arc<AppState>) -> Router {
         .route("/api/send/voice", post(voice))
         .route("/api/send/status", post(status))
         .with_state(Arc::clone(&state))
-        .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
-        .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
-        .layer(from_fn_with_state(state, host::guard))
+        .layer(from_fn_with_state(state, auth::require_grant))
+        .layer(from_fn_with_state(
+            Arc::clone(&listener),
+            limit::concurrency,
+        ))
+        .layer(from_fn_with_state(listener, host::guard))
 }
 
 async fn message(

@@ -1,7 +1,7 @@
 //! Bearer authentication of listener A: verifies the grant JWT and puts a
-//! [`VerifiedGrant`] into the request extensions, where the MCP tools find it (rmcp hands
-//! them the request's `http::request::Parts`). Credentials in the URL are refused and never
-//! logged; tokens are never logged.
+//! [`VerifiedGrant`] into the request extensions, where `/mcp` takes it for the tools
+//! ([`crate::mcp::CallContext`]) and `/api/send/*` extracts it. Credentials in the URL are
+//! refused and never logged; tokens are never logged.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
-//! The DNS-rebinding guard of listener A: an exact `Host` from `WAZAP_PUBLIC_HOSTS`, and no
-//! browser `Origin` other than those hosts' own `http(s)://` origins. Refused values are never
-//! echoed or logged.
+//! The DNS-rebinding guard in front of `/mcp` and `/api/send/*`: an exact `Host` of the
+//! listener's own (listener A: `WAZAP_PUBLIC_HOSTS`; B: its owner origin's), and no browser
+//! `Origin` other than those hosts' own `http(s)://` origins. Refused values are never echoed
+//! or logged.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use http::{StatusCode, header};
 use wazap_shared::ErrorCode;
 
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::ListenerPolicy;
 
 /// The accepted `Host` and `Origin` values, lower-cased.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +61,7 @@ impl HostPolicy {
 
 /// Middleware: refuse a `Host` or `Origin` that is not allowed with 403.
 pub(crate) async fn guard(
-    State(state): State<Arc<AppState>>,
+    State(listener): State<Arc<ListenerPolicy>>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -70,12 +71,14 @@ pub(crate) async fn guard(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
-    if !host.is_some_and(|h| state.hosts.host_allowed(&h)) {
+    if !host.is_some_and(|h| listener.hosts.host_allowed(&h)) {
         tracing::warn!("refused a request with a Host that is not in WAZAP_PUBLIC_HOSTS");
         return refused("the Host header is not one of this server's public hosts");
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
-        let ok = origin.to_str().is_ok_and(|o| state.hosts.origin_allowed(o));
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| listener.hosts.origin_allowed(o));
         if !ok {
             tracing::warn!("refused a cross-origin browser request");
             return refused("requests from this browser origin are not allowed");

@@ -1,5 +1,6 @@
-//! Listener A's resource limits: requests in flight (a shared semaphore whose permit lives in
-//! the response body until it has been sent, so the limit also holds for streamed answers) and
+//! The resource limits in front of `/mcp` and `/api/send/*`: requests in flight (the listener's
+//! semaphore, whose permit lives in the response body until it has been sent, so the limit also
+//! holds for streamed answers) and
 //! request body size (buffered up to the largest limit of any served tool, then checked
 //! against the called tool's own limit; a body over the limit is drained a bounded distance so
 //! the client sees the 413 rather than a reset connection).
@@ -18,15 +19,15 @@ use wazap_shared::ErrorCode;
 
 use crate::error::ApiError;
 use crate::mcp::{DEFAULT_BODY_LIMIT, ToolSet};
-use crate::state::AppState;
+use crate::state::{AppState, ListenerPolicy};
 
 /// Middleware: take a permit or answer 429 `busy` at once.
 pub(crate) async fn concurrency(
-    State(state): State<Arc<AppState>>,
+    State(listener): State<Arc<ListenerPolicy>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let Ok(permit) = Arc::clone(&state.permits).try_acquire_owned() else {
+    let Ok(permit) = Arc::clone(&listener.permits).try_acquire_owned() else {
         tracing::info!("request shed: the concurrency limit is reached");
         return ApiError::new(
             ErrorCode::Busy,

@@ -18,49 +18,30 @@ use std::sync::Arc;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::mcp::McpServer;
-use crate::state::AppState;
+use crate::state::{AppState, ListenerPolicy};
 
-/// All of listener A.
-pub(crate) fn router(state: Arc<AppState>) -> Router {
+/// All of listener A, admitting what `listener` says.
+pub(crate) fn router(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(Arc::clone(&state))
-        .merge(mcp_routes(state))
+        .merge(mcp_routes(state, listener))
 }
 
-/// `/mcp` and `/api/send/*` with their guards; listener B will mount the same routes.
-pub(crate) fn mcp_routes(state: Arc<AppState>) -> Router {
-    let server = McpServer::new(
-        state.bus.clone(),
-        Arc::clone(&state.tools),
-        state.sender.clone(),
-    );
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
-        // The Host/Origin guard below does the exact checks; rmcp's own would repeat them.
-        .disable_allowed_hosts()
-        .with_max_request_body_bytes(state.tools.max_body_limit());
-    let rmcp = {
-        let server = server.clone();
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        )
-    };
-    let endpoint = Arc::new(mcp_endpoint::Endpoint { rmcp, server });
+/// `/mcp` and `/api/send/*` with their guards, admitting what `listener` says; listener B
+/// mounts the same routes under its own policy.
+pub(crate) fn mcp_routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
+    let endpoint = Arc::new(mcp_endpoint::Endpoint::new(&state));
     Router::new()
         .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
-        .layer(from_fn_with_state(Arc::clone(&state), limit::concurrency))
-        .layer(from_fn_with_state(Arc::clone(&state), host::guard))
-        .merge(api_send::routes(state))
+        .layer(from_fn_with_state(
+            Arc::clone(&listener),
+            limit::concurrency,
+        ))
+        .layer(from_fn_with_state(Arc::clone(&listener), host::guard))
+        .merge(api_send::routes(state, listener))
 }

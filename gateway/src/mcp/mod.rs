@@ -6,16 +6,17 @@
 //! invalid-params errors instead (rmcp's default would make them tool results echoing serde's
 //! message, which can quote the value sent).
 //!
-//! Each tool's behaviour is one `<tool>_call(&self, parts, args)` in its file, called by its
+//! Each tool's behaviour is one `<tool>_call(&self, grant, args)` in its file, called by its
 //! rmcp `#[tool]` method and, through its entry's `direct` function, by the direct route of
-//! [`crate::http::mcp_endpoint`] (which answers plain calls without rmcp's per-request
-//! service): one code path, two ways in.
+//! [`direct`] (which answers plain calls without rmcp's per-request service): one code path,
+//! two ways in.
 
-mod direct;
+pub(crate) mod direct;
 mod get_attachment;
 mod get_send_status;
 mod list_chats;
 mod read_messages;
+mod schema;
 mod search_attachments;
 mod search_contacts;
 mod search_groups;
@@ -29,7 +30,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
 };
@@ -42,10 +42,12 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use self::direct::DirectFn;
 pub(crate) use self::direct::DirectTool;
+use self::schema::{input_schema, output_schema};
+use crate::bus::Bus;
 use crate::config::Config;
 use crate::error::internal_error;
+use crate::metrics::TraceHeaders;
 use crate::send::Sender;
-use crate::state::Bus;
 
 /// Request body limit of read tools and of anything that is not a tool call.
 pub(crate) const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
@@ -193,34 +195,46 @@ impl McpServer {
         Self { bus, tools, sender }
     }
 
-    /// The caller's grant, stored in `parts` by the auth middleware.
-    pub(crate) fn grant<'a>(
-        &self,
-        parts: &'a http::request::Parts,
-    ) -> Result<&'a VerifiedGrant, RpcError> {
-        parts.extensions.get::<VerifiedGrant>().ok_or_else(|| {
-            // The auth middleware always runs first; reaching this is a wiring bug.
-            tracing::error!("tool called without a verified grant");
-            RpcError::new(ErrorCode::Unauthenticated, "missing bearer token")
-        })
-    }
-
-    /// Call op `R` for the caller whose grant the auth middleware stored in `parts`.
+    /// Call op `R` for the caller with `grant`.
     pub(crate) async fn forward<R: Rpc>(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         request: &R::Request,
     ) -> Result<R::Response, RpcError> {
-        let Some(grant) = parts.extensions.get::<VerifiedGrant>() else {
-            // The auth middleware always runs first; reaching this is a wiring bug.
-            tracing::error!(op = R::OP, "tool called without a verified grant");
-            return Err(RpcError::new(
-                ErrorCode::Unauthenticated,
-                "missing bearer token",
-            ));
-        };
         self.bus.call::<R>(Some(grant), request, None).await
     }
+}
+
+/// What a tool call takes from its HTTP request: the caller's grant, which the auth middleware
+/// verified and stored in the request's extensions, and the W3C trace context its `tool` span
+/// continues. The tools themselves get only the grant.
+#[derive(Debug)]
+pub(crate) struct CallContext {
+    /// The caller.
+    pub(crate) grant: VerifiedGrant,
+    /// The request's `traceparent`/`tracestate`.
+    pub(crate) trace: TraceHeaders,
+}
+
+impl CallContext {
+    /// Take the grant out of `parts` (no copy); `None` when there is none.
+    pub(crate) fn take(parts: &mut http::request::Parts) -> Option<Self> {
+        let grant = parts.extensions.remove::<VerifiedGrant>()?;
+        Some(Self {
+            grant,
+            trace: TraceHeaders::of(Some(&parts.headers)),
+        })
+    }
+}
+
+/// The answer to a call that reached the tools without a verified grant. The auth middleware
+/// always runs first, so this is a wiring bug: logged, and answered `unauthenticated`.
+fn missing_grant() -> CallToolResult {
+    tracing::error!("tool called without a verified grant");
+    error_result(&RpcError::new(
+        ErrorCode::Unauthenticated,
+        "missing bearer token",
+    ))
 }
 
 /// Whether a JSON schema has an `x-mcp-header` key anywhere (SEP-2243 parameter headers).
@@ -249,11 +263,6 @@ pub(crate) fn structured<T: Serialize>(value: &T) -> CallToolResult {
 pub(crate) fn error_result(error: &RpcError) -> CallToolResult {
     let body = serde_json::json!({ "error": error });
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
-}
-
-/// The input schema of a tool whose arguments are `T`.
-pub(crate) fn input_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
-    schema_for_input::<T>().unwrap_or_else(|e| panic!("input schema of a wire type: {e}"))
 }
 
 /// Decode a tool's arguments. A mismatch is a JSON-RPC invalid-params error (not a tool
@@ -300,14 +309,23 @@ pub(crate) fn respond<T: Serialize>(result: Result<T, RpcError>) -> CallToolResu
 #[tool_handler(router = self.tools.router)]
 impl ServerHandler for McpServer {
     /// Every tool call runs inside its span and is counted (the tool edge of [`crate::metrics`]).
+    /// The grant moves from the request's parts into the call's extensions, where each tool's
+    /// `#[tool]` method finds it (`Extension<VerifiedGrant>`).
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
-        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        mut context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let tool = request.name.clone();
-        let parts = context.extensions.get::<http::request::Parts>();
-        let trace = crate::metrics::TraceHeaders::of(parts.map(|p| &p.headers));
+        let call = context
+            .extensions
+            .get_mut::<http::request::Parts>()
+            .and_then(CallContext::take);
+        let Some(CallContext { grant, trace }) = call else {
+            let answer = async { Ok(missing_grant().into()) };
+            return crate::metrics::mcp_call(&tool, TraceHeaders::default(), answer).await;
+        };
+        context.extensions.insert(grant);
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         crate::metrics::mcp_call(&tool, trace, self.tools.router.call(call)).await
     }

@@ -2,18 +2,21 @@
 //! to, made safe to retry by the caller's `request_id` (the worker's journal).
 
 use rmcp::ErrorData;
-use rmcp::handler::server::tool::{Extension, schema_for_output};
+use rmcp::handler::server::tool::Extension;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult};
 
-use super::{Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, parse_args, respond};
+use super::{
+    Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, output_schema, parse_args, respond,
+};
 
 /// Registration of `send_message`.
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_message",
     router: McpServer::send_message_router,
-    direct: |server, parts, args| Box::pin(server.send_message_call(parts, args)),
+    direct: |server, grant, args| Box::pin(server.send_message_call(grant, args)),
     cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
@@ -31,7 +34,7 @@ request_id and text never sends twice and returns the saved outcome (duplicate: 
 `accepted` means WhatsApp acknowledged it; `outcome_unknown` means it may have been delivered: \
 do not resend with a new request_id, check the chat (read_messages) or get_send_status first.",
         input_schema = input_schema::<SendMessageRequest>(),
-        output_schema = schema_for_output::<SendResult>(),
+        output_schema = output_schema::<SendResult>(),
         annotations(
             title = "Send a message",
             read_only_hint = false,
@@ -43,25 +46,22 @@ do not resend with a new request_id, check the chat (read_messages) or get_send_
     async fn send_message(
         &self,
         args: JsonObject,
-        Extension(parts): Extension<http::request::Parts>,
+        Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.send_message_call(&parts, args).await
+        self.send_message_call(&grant, args).await
     }
 }
 
 impl McpServer {
-    /// One call of the tool for the caller whose grant is in `parts`: shared by the rmcp route
-    /// above and the direct route of [`crate::http::mcp_endpoint`], so both answer alike.
+    /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
+    /// the direct route ([`super::direct`]), so both answer alike.
     pub(crate) async fn send_message_call(
         &self,
-        parts: &http::request::Parts,
+        grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let request: SendMessageRequest = parse_args(args)?;
-        Ok(respond(match self.grant(parts) {
-            Ok(grant) => self.sender.message(grant, &request).await,
-            Err(e) => Err(e),
-        }))
+        Ok(respond(self.sender.message(grant, &request).await))
     }
 }
 

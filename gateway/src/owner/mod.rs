@@ -18,15 +18,14 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 use wazap_shared::bus::Rpc;
 use wazap_shared::wire::owner::{Owned, OwnerCall};
 use wazap_shared::{ErrorCode, RpcError};
 
+use crate::bus::Bus;
 use crate::config::Config;
 use crate::error::ApiError;
-use crate::jwks::KeyCache;
-use crate::state::{AppState, Bus};
+use crate::state::{AppState, ListenerPolicy};
 
 /// The header a page's script sends with every write.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
@@ -46,29 +45,19 @@ pub(crate) struct OwnerState {
     secure: bool,
 }
 
-/// Listener B's app and the key cache its `/mcp` verifies with (whose refresher the caller
-/// runs).
-pub(crate) fn listener_b(
-    config: Config,
-    nats: async_nats::Client,
-    bus: Bus,
-    bound_port: u16,
-    shutdown: &CancellationToken,
-) -> (Router, Arc<KeyCache>) {
+/// Listener B's app: the owner routes, and `/mcp` and `/api/send/*` on the process's `state`
+/// under B's own Host rule and permits ([`ListenerPolicy`]).
+pub(crate) fn listener_b(config: &Config, state: Arc<AppState>, bound_port: u16) -> Router {
     let origin = config.owner_origin.clone();
     let (scheme, host) = origin.split_once("://").unwrap_or(("http", &origin));
-    let state = Arc::new(OwnerState {
-        bus,
+    let owner = Arc::new(OwnerState {
+        bus: state.bus.clone(),
         host: host.to_owned(),
         secure: scheme == "https",
         origin: origin.clone(),
     });
-    let mut mcp_config = config;
-    mcp_config.public_hosts = vec![state.host.clone()];
-    let mcp_state = AppState::new(mcp_config, nats, bound_port, shutdown);
-    let keys = Arc::clone(&mcp_state.keys);
-    let app = routes::router(state).merge(crate::http::mcp_routes(mcp_state));
-    (app, keys)
+    let listener = ListenerPolicy::new(config, std::slice::from_ref(&owner.host), bound_port);
+    routes::router(owner).merge(crate::http::mcp_routes(state, listener))
 }
 
 impl OwnerState {

@@ -1,9 +1,10 @@
-//! Every tool lists annotations and an outputSchema, and every structured result validates
-//! against its schema (on the demo archive, which has every kind of message).
+//! Every tool lists annotations and an outputSchema, every structured result validates
+//! against its schema (on the demo archive, which has every kind of message), and every
+//! advertised schema is standard JSON Schema that a strict draft 2020-12 validator accepts.
 
 use serde_json::{Value, json};
 use wazap_shared::wire::grants::ReadScope;
-use wazap_tests::Stack;
+use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
 
 /// The eight read tools of DESIGN §5 (with attachments on, the default).
@@ -163,5 +164,97 @@ async fn tools_list_annotations_and_results_match_their_schemas() -> anyhow::Res
         .await?;
     validate(&schema("wait_for_messages"), waited.ok());
     assert_eq!(waited.ok()["timed_out"], true);
+    Ok(())
+}
+
+/// The formats draft 2020-12 defines; schemars' own (`uint32`, `int64`, `double`, …) are not
+/// among them, and clients such as the official TypeScript SDK warn about each one.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Every string-valued `format` keyword in `value`, with its JSON pointer.
+fn formats(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                let at = format!("{pointer}/{key}");
+                if let (true, Some(f)) = (key == "format", v.as_str()) {
+                    out.push((at.clone(), f.to_owned()));
+                }
+                formats(v, &at, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                formats(v, &format!("{pointer}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_advertised_schema_compiles_under_a_strict_draft_2020_12_validator()
+-> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let token = stack.token(ReadScope::all()).await?;
+    // The raw `tools/list` answer, as any client reads it.
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))?;
+    let (status, _, answer) = post_raw(
+        &gw.mcp_url(),
+        &[("authorization", &format!("Bearer {token}"))],
+        body,
+    )
+    .await?;
+    assert_eq!(status, 200, "{answer}");
+    let tools = answer["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), READ_TOOLS.len() + SEND_TOOLS.len(), "{answer}");
+    let strict = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false);
+    let mut refused = Vec::new();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap_or_default();
+        for key in ["inputSchema", "outputSchema"] {
+            let schema = &tool[key];
+            assert!(schema.is_object(), "{name} has no {key}");
+            if let Err(e) = strict.build(schema) {
+                refused.push(format!("{name} {key}: {e}"));
+            }
+            let mut found = Vec::new();
+            formats(schema, "", &mut found);
+            for (at, format) in found {
+                if !STANDARD_FORMATS.contains(&format.as_str()) {
+                    refused.push(format!("{name} {key}{at}: format {format:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "non-standard schemas:\n{}",
+        refused.join("\n")
+    );
     Ok(())
 }

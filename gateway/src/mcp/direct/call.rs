@@ -1,8 +1,7 @@
-//! The tools' entry point for the direct route of [`crate::http::mcp_endpoint`], which answers
-//! plain `tools/call` requests without rmcp's per-request service. Each tool file names its
-//! shared `<tool>_call` in its [`ToolEntry`] (`direct`), so the direct route runs the very code
-//! the tool's `#[tool]` method runs; this module adds what rmcp's tool router does around a
-//! call (the argument-error conversion) and the `mcp_call` span and metrics of
+//! The tools' side of the direct route: each tool file names its shared `<tool>_call` in its
+//! [`ToolEntry`] (`direct`), so the direct route runs the very code the tool's `#[tool]` method
+//! runs; this module adds what rmcp's tool router does around a call (the argument-error
+//! conversion) and the `mcp_call` span and metrics of
 //! [`McpServer::call_tool`](rmcp::ServerHandler::call_tool), so both routes observe and answer
 //! a call the same way.
 
@@ -11,18 +10,19 @@ use std::pin::Pin;
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, JsonObject};
+use wazap_shared::grant::VerifiedGrant;
 
-use super::{McpServer, ToolEntry};
-use crate::metrics::{TraceHeaders, mcp_call};
+use crate::mcp::{CallContext, McpServer, ToolEntry};
+use crate::metrics::mcp_call;
 
 /// A tool's future on the direct route.
 pub(crate) type DirectFuture<'a> =
     Pin<Box<dyn Future<Output = Result<CallToolResult, ErrorData>> + Send + 'a>>;
 
-/// A tool's shared call (`<tool>_call(&self, parts, args)`), boxed so every tool fits one
+/// A tool's shared call (`<tool>_call(&self, grant, args)`), boxed so every tool fits one
 /// table entry.
 pub(crate) type DirectFn =
-    for<'a> fn(&'a McpServer, &'a http::request::Parts, JsonObject) -> DirectFuture<'a>;
+    for<'a> fn(&'a McpServer, &'a VerifiedGrant, JsonObject) -> DirectFuture<'a>;
 
 /// rmcp's tool router turns an invalid-params error whose message starts with this into an
 /// `isError` result (`into_tool_argument_error` in rmcp's `handler/server/router/tool.rs`);
@@ -36,8 +36,8 @@ pub(crate) struct DirectTool {
 }
 
 impl DirectTool {
-    /// The tool's entry (only [`super::ToolSet`] makes these, for enabled tools).
-    pub(super) fn new(entry: &'static ToolEntry) -> Self {
+    /// The tool's entry (only [`crate::mcp::ToolSet`] makes these, for enabled tools).
+    pub(in crate::mcp) fn new(entry: &'static ToolEntry) -> Self {
         Self { entry }
     }
 
@@ -60,18 +60,17 @@ impl McpServer {
         self.tools.direct(name)
     }
 
-    /// Call `tool` for the caller whose grant is in `parts`, inside the same span and metrics
-    /// as rmcp's route ([`mcp_call`]) and with the router's argument-error conversion.
+    /// Call `tool` for the caller of `call`, inside the same span and metrics as rmcp's route
+    /// ([`mcp_call`]) and with the router's argument-error conversion.
     pub(crate) async fn call_direct(
         &self,
         tool: DirectTool,
-        parts: &http::request::Parts,
+        call: CallContext,
         args: JsonObject,
-        trace: TraceHeaders,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = tool.name();
-        mcp_call(name, trace, async {
-            match (tool.entry.direct)(self, parts, args).await {
+        let CallContext { grant, trace } = call;
+        mcp_call(tool.name(), trace, async move {
+            match (tool.entry.direct)(self, &grant, args).await {
                 Ok(result) => Ok(CallToolResponse::from(result)),
                 Err(error) => argument_error(error),
             }

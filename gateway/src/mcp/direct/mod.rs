@@ -1,0 +1,105 @@
+//! The direct route of `/mcp`: a plain JSON-RPC `tools/call` of any tool this deployment serves,
+//! answered here, without rmcp's per-request service, exactly as rmcp would answer it. Its one
+//! entry point is [`handle`]; [`crate::http::mcp_endpoint`] hands everything else to rmcp.
+//!
+//! Why: rmcp's stateless service gives each request three tokio mpsc channels (their first
+//! 32-slot blocks of JSON-RPC messages, ≈ 32 KiB together), a service task, a handler task and
+//! boxed futures. That cost ≈ 0.7–0.9 ms of gateway time per request on a 2-core machine (the
+//! bench's "gateway only" row), most of the DESIGN §11 latency budgets of the read, search and
+//! send tools; and a long poll holds it all for up to 55 s (with 1,000 parked waits it was
+//! most of the gateway's memory: ≈ 45 KiB of the ≈ 57 KiB per parked call was rmcp's).
+//!
+//! Everything that reproduces rmcp 3.11 lives in this module, so an rmcp upgrade is checked
+//! here (and by the `differential` test, which sends the same requests to both routes):
+//! - [`request`]: which requests the route takes — only those whose rmcp answer it reproduces
+//!   exactly (legacy calls with plain headers and no `_meta`, and 2026-07-28 calls as rmcp's own
+//!   client sends them, each rmcp check passed);
+//! - [`call`]: the tool's shared `<tool>_call` in the same telemetry span as rmcp's route, with
+//!   the tool router's argument-error conversion;
+//! - [`answer`]: the result wrapped, shaped and serialised as rmcp does it.
+//!
+//! Anything else goes to rmcp unchanged, so rmcp stays the authority on every edge of the
+//! protocol; a tool the deployment disables is unknown here and answered by rmcp too.
+
+mod answer;
+mod call;
+mod request;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use http::Method;
+use http_body_util::BodyExt as _;
+use rmcp::ServerHandler as _;
+use tracing::Instrument as _;
+use wazap_shared::ErrorCode;
+use wazap_shared::grant::VerifiedGrant;
+
+pub(crate) use self::call::{DirectFn, DirectTool};
+use self::request::{DirectCall, header_route};
+use crate::error::{ApiError, internal_error};
+use crate::mcp::{CallContext, McpServer};
+
+/// The answer to `req` if the direct route takes it, else `req` back, unchanged, for rmcp.
+/// `req` has passed the `/mcp` guards (its body is buffered, its grant verified).
+pub(crate) async fn handle(server: &McpServer, req: Request) -> Result<Response, Request> {
+    // A request without a verified grant (a wiring bug) is rmcp's, which answers it.
+    if req.method() != Method::POST
+        || header_route(req.headers()).is_none()
+        || req.extensions().get::<VerifiedGrant>().is_none()
+    {
+        return Err(req);
+    }
+    let (mut parts, body) = req.into_parts();
+    // The body limit middleware has already buffered the body: this is one chunk, no copy.
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            return Ok(
+                ApiError::new(ErrorCode::InvalidArgument, "the request body was cut short")
+                    .into_response(),
+            );
+        }
+    };
+    let call = header_route(&parts.headers).and_then(|route| {
+        DirectCall::parse(
+            route,
+            &bytes,
+            |name| server.direct_tool(name),
+            &server.supported_protocol_versions(),
+        )
+    });
+    // The grant (checked above) leaves `parts` only for a call the direct route takes.
+    let direct = call.and_then(|call| Some((call, CallContext::take(&mut parts)?)));
+    let Some((call, context)) = direct else {
+        return Err(Request::from_parts(parts, Body::from(bytes)));
+    };
+    // Keep only the grant and the trace headers for the call: the headers and URI would
+    // otherwise hold hyper's read buffer, which they share, for as long as it runs (a wait:
+    // up to 55 s). The tools read nothing else of the request.
+    drop(parts);
+    drop(bytes);
+    let DirectCall {
+        id,
+        tool,
+        arguments,
+        peer,
+    } = call;
+    let result = if tool.cancel_on_disconnect() {
+        // A parked wait: hyper drops this future when the client goes away, which ends it.
+        server.call_direct(tool, context, arguments).await
+    } else {
+        // Everything else runs to its end, answered or not, as under rmcp (whose handler task
+        // is never aborted): a send the worker has taken is still journaled and counted.
+        let server = server.clone();
+        let run = async move { server.call_direct(tool, context, arguments).await };
+        match tokio::spawn(run.instrument(tracing::Span::current())).await {
+            Ok(result) => result,
+            Err(e) => return Ok(ApiError::from(internal_error(&e)).into_response()),
+        }
+    };
+    Ok(answer::respond(peer, id, result))
+}
+
+#[cfg(test)]
+mod differential;
