@@ -61,8 +61,18 @@ impl MediaStore {
                 && !info.deleted
                 && info.size == bytes.len()
             {
-                // The same bytes (same SHA-256) are already waiting: reuse them.
-                return Ok(info);
+                // The same bytes (same SHA-256) are already waiting: reuse them, marked as put
+                // again (a fresh description), so a worker's delete that the last request
+                // naming them scheduled leaves them alone (it compares nuid and description).
+                let touch = object_store::UpdateMetadata {
+                    name: object.clone(),
+                    description: Some(uuid::Uuid::new_v4().simple().to_string()),
+                    ..Default::default()
+                };
+                return store
+                    .update_metadata(&object, touch)
+                    .await
+                    .map_err(|e| format!("mark object: {e}"));
             }
             let mut reader = bytes;
             store

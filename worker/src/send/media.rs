@@ -8,7 +8,8 @@
 //! holds a [`Lease`] on the name from its arrival to its answer; the object is deleted only
 //! [`GRACE`] after the last lease is released, with none taken and the bytes not put again since,
 //! so no request in flight or on its way loses bytes it may still need. "Put again" is told by
-//! the object's `nuid`: the delete names the object a holder read (or, when none did, the one
+//! the object's `nuid` and description (the gateway renews the description when it reuses bytes
+//! already stored): the delete names the object a holder read (or, when none did, the one
 //! stored as the last lease ended, looked up before that request answers), never bytes put
 //! again after the answer. What the worker never deletes (a lease dropped without release, a
 //! failed delete) goes with the bucket's 1 h TTL.
@@ -44,8 +45,25 @@ static LEASES: LazyLock<Mutex<HashMap<(String, String), Claims>>> = LazyLock::ne
 struct Claims {
     /// How many hold a lease.
     held: usize,
-    /// The `nuid` of the object a holder last read under the name.
-    read: Option<String>,
+    /// The object a holder last read under the name.
+    read: Option<Stored>,
+}
+
+/// Which object is stored under a name: its `nuid`, and its description, which the gateway
+/// renews when it reuses bytes already stored (a put again that keeps the `nuid`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stored {
+    nuid: String,
+    description: Option<String>,
+}
+
+impl Stored {
+    fn of(info: &jetstream::object_store::ObjectInfo) -> Self {
+        Self {
+            nuid: info.nuid.clone(),
+            description: info.description.clone(),
+        }
+    }
 }
 
 /// One in-flight request's claim on an object: while any lease on a name is held, the object
@@ -80,10 +98,10 @@ impl Lease {
         let Some(read) = forget(&key) else { return };
         let js = jetstream::new(nats.clone());
         match read {
-            Some(nuid) => {
+            Some(stored) => {
                 tokio::spawn(async move {
                     if let Ok(store) = js.get_object_store(&key.0).await {
-                        delete_later(store, key, nuid).await;
+                        delete_later(store, key, stored).await;
                     }
                 });
             }
@@ -94,22 +112,25 @@ impl Lease {
                 let Ok(now) = store.info(&key.1).await else {
                     return;
                 };
-                tokio::spawn(delete_later(store, key, now.nuid));
+                tokio::spawn(delete_later(store, key, Stored::of(&now)));
             }
         }
     }
 }
 
-/// Delete the object `key` names (as `nuid`) from `store` after [`GRACE`], unless a request
-/// claimed the name meanwhile or the bytes were put again.
+/// Delete the object `key` names (as `stored`) from `store` after [`GRACE`], unless a request
+/// claimed the name meanwhile or the bytes were put again (or reused: a new description).
 async fn delete_later(
     store: jetstream::object_store::ObjectStore,
     key: (String, String),
-    nuid: String,
+    stored: Stored,
 ) {
     tokio::time::sleep(GRACE).await;
     let claimed = LEASES.lock().expect("media lease lock").contains_key(&key);
-    let same = store.info(&key.1).await.is_ok_and(|i| i.nuid == nuid);
+    let same = store
+        .info(&key.1)
+        .await
+        .is_ok_and(|i| Stored::of(&i) == stored);
     if !claimed
         && same
         && let Err(e) = store.delete(&key.1).await
@@ -126,9 +147,9 @@ impl Drop for Lease {
     }
 }
 
-/// Drop one lease on `key`. When it was the last: `Some`, with the `nuid` of the object a holder
-/// read, if one did.
-fn forget(key: &(String, String)) -> Option<Option<String>> {
+/// Drop one lease on `key`. When it was the last: `Some`, with the object a holder read, if one
+/// did.
+fn forget(key: &(String, String)) -> Option<Option<Stored>> {
     let mut leases = LEASES.lock().expect("media lease lock");
     match leases.get_mut(key) {
         Some(c) if c.held > 1 => {
@@ -140,10 +161,10 @@ fn forget(key: &(String, String)) -> Option<Option<String>> {
     }
 }
 
-/// Note that a holder of a lease on `key` read the object `nuid`.
-fn note_read(key: (String, String), nuid: &str) {
+/// Note that a holder of a lease on `key` read the object `stored`.
+fn note_read(key: (String, String), stored: Stored) {
     if let Some(c) = LEASES.lock().expect("media lease lock").get_mut(&key) {
-        c.read = Some(nuid.to_owned());
+        c.read = Some(stored);
     }
 }
 
@@ -225,7 +246,7 @@ async fn read(
     }
     note_read(
         (subjects.media_bucket(), media.object.clone()),
-        &object.info.nuid,
+        Stored::of(&object.info),
     );
     Ok(Bytes::from(data))
 }
@@ -244,15 +265,19 @@ mod tests {
     #[test]
     fn only_the_last_lease_on_a_name_may_delete_and_names_what_was_read() {
         let key = ("bucket-t".to_owned(), "obj-t".to_owned());
+        let stored = |nuid: &str| Stored {
+            nuid: nuid.to_owned(),
+            description: None,
+        };
         LEASES.lock().unwrap().entry(key.clone()).or_default().held = 3;
-        note_read(key.clone(), "n1");
+        note_read(key.clone(), stored("n1"));
         assert_eq!(forget(&key), None);
-        note_read(key.clone(), "n2");
+        note_read(key.clone(), stored("n2"));
         assert_eq!(forget(&key), None);
-        assert_eq!(forget(&key), Some(Some("n2".to_owned())));
+        assert_eq!(forget(&key), Some(Some(stored("n2"))));
         assert!(!LEASES.lock().unwrap().contains_key(&key));
         // A read noted with no lease held is not kept; a name nobody read names nothing.
-        note_read(key.clone(), "n3");
+        note_read(key.clone(), stored("n3"));
         LEASES.lock().unwrap().entry(key.clone()).or_default().held = 1;
         assert_eq!(forget(&key), Some(None));
     }
