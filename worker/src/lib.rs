@@ -18,6 +18,7 @@ pub mod owner;
 pub mod rpc;
 pub mod send;
 pub mod server;
+pub mod shutdown;
 pub mod state;
 pub mod viewer;
 

@@ -1,6 +1,7 @@
 //! Wires the worker together and serves until shutdown: NATS (connecting in the background),
 //! the Postgres pool and migrations (waiting for Postgres), the archive, the signing key, the
-//! connector, then the RPC dispatcher.
+//! connector, then the RPC dispatcher; on shutdown, a drain bounded by one deadline
+//! ([`crate::shutdown`]).
 //!
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
@@ -11,16 +12,18 @@ use wazap_shared::bus;
 use wazap_shared::subjects::Subjects;
 
 use crate::archive::{self, Archive};
+use crate::shutdown::Shutdown;
 use crate::state::AppState;
 use crate::{Config, connector, db, grants, rpc};
 
 /// Postgres connections the worker keeps open at most.
 pub const POOL_SIZE: usize = 16;
 
-/// Run the worker until `shutdown` is cancelled; returns once in-flight requests have finished
-/// (bounded by [`rpc::DRAIN_LIMIT`]). Start-up waits for Postgres (logging once) but fails
-/// on errors waiting cannot fix. Whatever it started is told to stop when it returns, also on
-/// error.
+/// Run the worker until `shutdown` is cancelled; returns once in-flight requests have finished,
+/// and at the latest [`crate::shutdown::DRAIN_LIMIT`] after the cancellation, whether or not
+/// NATS and Postgres still answer (what is cut short is logged). Start-up waits for Postgres
+/// (logging once) but fails on errors waiting cannot fix. Whatever it started is told to stop
+/// when it returns, also on error.
 ///
 /// `config.owner_password` becomes the owner's dashboard password when none is set yet.
 pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
@@ -28,13 +31,38 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     // dispatcher has drained, so in-flight requests can still use them.
     let services = CancellationToken::new();
     let _stop_services = services.clone().drop_guard();
+    let shutdown = Shutdown::new(shutdown);
+    // The drain keeps the deadline itself; this covers start-up steps that wait on NATS or
+    // Postgres without an end (connecting, the archive, the key, the connector, recovery).
+    let limit = async {
+        shutdown.requested().await;
+        tokio::time::sleep_until(shutdown.deadline()).await;
+    };
+    tokio::select! {
+        biased;
+        r = start_and_serve(config, shutdown.clone(), services) => r,
+        () = limit => {
+            tracing::warn!(
+                "shutdown had not finished by the drain limit (start-up still waiting on NATS \
+                 or Postgres); abandoned"
+            );
+            Ok(())
+        }
+    }
+}
 
+/// Start everything on `services`, then serve until `shutdown`.
+async fn start_and_serve(
+    config: Config,
+    shutdown: Shutdown,
+    services: CancellationToken,
+) -> anyhow::Result<()> {
     let nats = bus::connect(&config.nats_url, "wazap-worker")
         .await
         .context("NATS")?;
     let subjects = Subjects::new(config.nats_prefix.clone());
     let pool = db::pool(&config.database_url, POOL_SIZE).context("database pool")?;
-    if !db::migrate_when_ready(&pool, &shutdown)
+    if !db::migrate_when_ready(&pool, shutdown.token())
         .await
         .context("migrations")?
     {
@@ -75,10 +103,6 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
         prefix = subjects.prefix(),
         "worker started"
     );
-    let state = AppState::new(pool, archive, connector, nats.clone(), subjects);
-    let served = rpc::serve(state, shutdown).await;
-    if let Err(e) = nats.flush().await {
-        tracing::debug!(error = %e, "NATS flush at shutdown failed");
-    }
-    served
+    let state = AppState::new(pool, archive, connector, nats, subjects);
+    rpc::serve(state, shutdown).await
 }

@@ -191,6 +191,9 @@ impl Rpc for SearchAttachments {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetAttachmentRequest {
+    /// The linked account; omit to use the attachment's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
     /// The `attachment_id` from read_messages, search_messages or search_attachments.
     pub attachment_id: String,
     /// The largest file you accept, in bytes, 1–8388608 (default 8 MiB). A larger file is
@@ -322,5 +325,9 @@ mod tests {
         let g: GetAttachmentRequest =
             serde_json::from_str(r#"{"attachment_id":"a_1","max_bytes":100}"#).unwrap();
         assert_eq!(g.max_bytes, Some(100));
+        assert_eq!(g.account_id, None);
+        let g: GetAttachmentRequest =
+            serde_json::from_str(r#"{"account_id":"default","attachment_id":"a_1"}"#).unwrap();
+        assert_eq!(g.account_id.as_deref(), Some("default"));
     }
 }

@@ -1,7 +1,7 @@
 //! search_messages, search_attachments and get_attachment end to end through `/mcp`: words in
 //! several languages, accents, emoji, prefixes, newest-first ranking, gapless paging, filters,
-//! `#private` redaction, edits and deletes, read scope, attachments' bytes, and
-//! `WAZAP_ATTACHMENTS=off`.
+//! `#private` redaction, edits and deletes, read scope, attachments' bytes, `get_attachment`'s
+//! `account_id`, and `WAZAP_ATTACHMENTS=off`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -610,6 +610,46 @@ async fn attachments_are_found_and_fetched_through_mcp() -> anyhow::Result<()> {
         scoped.call("search_attachments", json!({})).await?.ok()["count"],
         0
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn get_attachment_takes_an_account_id_like_every_read_tool() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ana = person(ANA);
+    stack.contact(&ana, None, "Ana Souza").await?;
+    let pdf_id = stack
+        .inject(document(&ana, "G1", 20, "invoice.pdf", "the invoice"))
+        .await?;
+    // A second linked account, with no files of its own.
+    stack
+        .sql("insert into accounts (account_id) values ('second')")
+        .await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let found = mcp.call("search_attachments", json!({})).await?;
+    let att = found.ok()["attachments"][0]["attachment_id"].clone();
+    let get = |args: Value| mcp.call("get_attachment", args);
+
+    // Omitted or the file's own account: the file, and the result names its account.
+    for args in [
+        json!({"attachment_id": att}),
+        json!({"attachment_id": att, "account_id": "default"}),
+    ] {
+        let out = get(args.clone()).await?;
+        assert_eq!(out.ok()["account_id"], "default", "{args}");
+        assert_eq!(out.ok()["message_id"], pdf_id.as_str(), "{args}");
+    }
+    // Unknown: account_not_found; malformed: invalid_argument naming the field, not the value.
+    let out = get(json!({"attachment_id": att, "account_id": "nope"})).await?;
+    assert_eq!(out.error_code().as_deref(), Some("account_not_found"));
+    let out = get(json!({"attachment_id": att, "account_id": "Bad Id"})).await?;
+    assert_eq!(out.error_code().as_deref(), Some("invalid_argument"));
+    assert!(out.text.contains("account_id"), "{}", out.text);
+    assert!(!out.text.contains("Bad Id"), "never echoes the value");
+    // Another account's file is not found there, as another account's chat is chat_not_found.
+    let out = get(json!({"attachment_id": att, "account_id": "second"})).await?;
+    assert_eq!(out.error_code().as_deref(), Some("not_found"));
     Ok(())
 }
 

@@ -2,7 +2,9 @@
 //! archive's cache (`attachments.data`), or from the connector's download (then cached), and
 //! travel to the gateway through the JetStream object store, named by their SHA-256; the RPC
 //! reply carries only the reference. Files of `#private` messages, stories and chats outside
-//! the read scope are `not_found`.
+//! the read scope are `not_found`. A named `account_id` is checked like every read's
+//! (malformed: `invalid_argument`, unknown: `account_not_found`), and a file of another account
+//! is `not_found`, as a chat of another account is `chat_not_found` to `read_messages`.
 
 use async_nats::jetstream;
 use sha2::{Digest as _, Sha256};
@@ -34,11 +36,23 @@ pub async fn handle(
         Some(n) if (1..=MAX_ATTACHMENT_BYTES).contains(&n) => n,
         Some(_) => return Err(Error::invalid("max_bytes", "expected 1–8388608")),
     };
+    let account = req
+        .account_id
+        .as_deref()
+        .map(|a| super::args::account_name(Some(a)))
+        .transpose()?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let found = search::attachment(&db, viewer, &req.attachment_id, max)
-        .await
-        .context(CONTEXT)?
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, "no such attachment"))?;
+    let lookup = async {
+        search::attachment(&db, viewer, account.as_deref(), &req.attachment_id, max)
+            .await
+            .context(CONTEXT)
+    };
+    // A named account is looked up in the same flight as the file.
+    let found = match &account {
+        Some(a) => read::in_account(&db, a, CONTEXT, lookup).await?,
+        None => lookup.await?,
+    }
+    .ok_or_else(|| Error::new(ErrorCode::NotFound, "no such attachment"))?;
     if let Some(size) = found.cached.or(found.size) {
         check_size(size, max)?;
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::{FutureExt as _, StreamExt as _};
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
+use tokio::time::timeout_at;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 use wazap_shared::bus::{Reply, Rpc, encode_reply};
@@ -23,6 +23,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::error::Error;
 use crate::grants;
+use crate::shutdown::Shutdown;
 use crate::state::AppState;
 use crate::viewer::Viewer;
 use speculate::granted_read;
@@ -48,12 +49,14 @@ pub mod wait_for_messages;
 
 /// The queue group every worker joins, so each request reaches exactly one worker.
 pub const QUEUE_GROUP: &str = "wazap-worker";
-/// How long shutdown waits for in-flight requests.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+/// The last part of the drain, kept for handing the last replies to NATS.
+const FLUSH_RESERVE: Duration = Duration::from_secs(1);
 
-/// Serve requests until `shutdown` is cancelled, then stop taking new ones and wait (at most
-/// [`DRAIN_LIMIT`]) for those in flight. Fails if the subscription cannot be made or ends early.
-pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+/// Serve requests until shutdown is asked for, then stop taking new ones, wait for those in
+/// flight and flush their replies — every step only until the shutdown's one deadline
+/// ([`crate::shutdown::DRAIN_LIMIT`]), so a NATS server that no longer answers cannot hold the
+/// worker. Fails if the subscription cannot be made or ends early.
+pub async fn serve(state: AppState, shutdown: Shutdown) -> anyhow::Result<()> {
     // Settle sends a previous run left unfinished before any new request is taken.
     crate::send::recovery::recover(&state.db).await?;
     let mut sub = state
@@ -71,7 +74,7 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
     let ended_early = loop {
         tokio::select! {
             biased;
-            () = shutdown.cancelled() => break false,
+            () = shutdown.requested() => break false,
             msg = sub.next() => match msg {
                 Some(msg) => {
                     tracker.spawn(handle(state.clone(), msg));
@@ -80,13 +83,21 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
             },
         }
     };
+    // One deadline for every step below; requests get all of it but the flush's reserve.
+    let deadline = shutdown.deadline();
+    let requests_by = deadline.checked_sub(FLUSH_RESERVE).unwrap_or(deadline);
     // No new deliveries; requests already handed to this worker still get their answers. Once
     // the server has taken the unsubscribe, a new request is refused at once ("no responders",
     // `worker_unavailable`) rather than routed to a worker that will not answer it.
-    if let Err(e) = sub.drain().await {
-        tracing::warn!(error = %e, "unsubscribe failed");
-    } else if !wazap_shared::bus::server_caught_up(&state.nats).await {
-        tracing::warn!("NATS did not confirm the unsubscribe");
+    match timeout_at(requests_by, sub.drain()).await {
+        Err(_) => tracing::warn!("unsubscribe not sent by the drain limit; abandoned"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "unsubscribe failed"),
+        Ok(Ok(())) => {
+            let caught_up = wazap_shared::bus::server_caught_up(&state.nats);
+            if !timeout_at(requests_by, caught_up).await.unwrap_or(false) {
+                tracing::warn!("NATS did not confirm the unsubscribe");
+            }
+        }
     }
     let drain = async {
         while let Some(msg) = sub.next().await {
@@ -95,11 +106,21 @@ pub async fn serve(state: AppState, shutdown: CancellationToken) -> anyhow::Resu
         tracker.close();
         tracker.wait().await;
     };
-    if tokio::time::timeout(DRAIN_LIMIT, drain).await.is_err() {
+    if timeout_at(requests_by, drain).await.is_err() {
         tracing::warn!(
             in_flight = tracker.len(),
-            "requests still running after the drain limit; abandoning them"
+            "requests still running (or deliveries NATS never ended) at the drain limit; \
+             abandoned"
         );
+    }
+    // Replies published so far leave the client's buffer before the worker goes — unless the
+    // server no longer answers: then they are abandoned at the deadline.
+    match timeout_at(deadline, state.nats.flush()).await {
+        Err(_) => {
+            tracing::warn!("NATS did not confirm the last replies by the drain limit; abandoned")
+        }
+        Ok(Err(e)) => tracing::debug!(error = %e, "NATS flush at shutdown failed"),
+        Ok(Ok(())) => {}
     }
     anyhow::ensure!(!ended_early, "the NATS subscription ended");
     tracing::info!("stopped serving requests");
