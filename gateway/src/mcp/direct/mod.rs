@@ -2,12 +2,10 @@
 //! answered here, without rmcp's per-request service, exactly as rmcp would answer it. Its one
 //! entry point is [`handle`]; [`crate::http::mcp_endpoint`] hands everything else to rmcp.
 //!
-//! Why: rmcp's stateless service gives each request three tokio mpsc channels (their first
-//! 32-slot blocks of JSON-RPC messages, ≈ 32 KiB together), a service task, a handler task and
-//! boxed futures. That cost ≈ 0.7–0.9 ms of gateway time per request on a 2-core machine (the
-//! bench's "gateway only" row), most of the DESIGN §11 latency budgets of the read, search and
-//! send tools; and a long poll holds it all for up to 55 s (with 1,000 parked waits it was
-//! most of the gateway's memory: ≈ 45 KiB of the ≈ 57 KiB per parked call was rmcp's).
+//! Why: rmcp's stateless service gives each request three tokio mpsc channels, a service task,
+//! a handler task and boxed futures. That took most of the DESIGN §11 latency budgets of the
+//! read, search and send tools, and a long poll holds it all for up to 55 s, which made it most
+//! of the gateway's memory with many parked waits (figures: bench/README.md).
 //!
 //! Everything that reproduces rmcp 3.11 lives in this module, so an rmcp upgrade is checked
 //! here (and by the `differential` test, which sends the same requests to both routes):
