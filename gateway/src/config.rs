@@ -30,11 +30,11 @@ pub struct Config {
     pub nats_url: String,
     /// NATS subject prefix of this deployment.
     pub nats_prefix: String,
-    /// Listener A (MCP + JSON API) address.
+    /// The MCP listener (MCP + JSON API) address.
     pub mcp_addr: SocketAddr,
-    /// Listener B (owner dashboard) address.
+    /// The owner listener (owner dashboard) address.
     pub owner_addr: SocketAddr,
-    /// Exact `Host` values accepted on listener A, lower-cased; entries without a port also
+    /// Exact `Host` values accepted on the MCP listener, lower-cased; entries without a port also
     /// match with the listener's bound port.
     pub public_hosts: Vec<String>,
     /// The exact `Origin` of the owner dashboard (`scheme://host[:port]`).

@@ -1,7 +1,7 @@
 //! The wazap gateway: stateless, run as many as you like. It checks `Host`/`Origin`, limits
-//! concurrency and body sizes, verifies bearer grants against the worker's public keys, serves
-//! MCP over Streamable HTTP at `/mcp`, and forwards every tool call to exactly one worker over
-//! NATS request/reply. Listener B serves the owner dashboard and API ([`owner`]), whose state
+//! concurrency and body sizes, verifies bearer grants against the worker's public keys, serves MCP
+//! over Streamable HTTP at `/mcp`, and forwards every tool call to exactly one worker over NATS
+//! request/reply. The owner listener serves the owner dashboard and API ([`owner`]), whose state
 //! lives in the worker too. It never touches Postgres or WhatsApp.
 
 mod bus;
@@ -27,18 +27,19 @@ pub use config::Config;
 
 use crate::state::{AppState, ListenerPolicy};
 
-/// The sockets a gateway serves: listener A (`/mcp`, `/api/send/*`, health) and, when given,
-/// listener B (the owner dashboard and API, plus `/mcp` and `/api/send/*` under its own Host).
+/// The sockets a gateway serves: the MCP listener (`/mcp`, `/api/send/*`, health) and, when given,
+/// the owner listener (the owner dashboard and API, plus `/mcp` and `/api/send/*` under its own
+/// Host).
 #[derive(Debug)]
 pub struct Listeners {
-    /// Listener A (`WAZAP_MCP_ADDR`).
+    /// The MCP listener (`WAZAP_MCP_ADDR`).
     pub mcp: TcpListener,
-    /// Listener B (`WAZAP_OWNER_ADDR`); `None` serves no owner dashboard.
+    /// The owner listener (`WAZAP_OWNER_ADDR`); `None` serves no owner dashboard.
     pub owner: Option<TcpListener>,
 }
 
 impl From<TcpListener> for Listeners {
-    /// Listener A alone.
+    /// The MCP listener alone.
     fn from(mcp: TcpListener) -> Self {
         Self { mcp, owner: None }
     }
@@ -58,20 +59,20 @@ pub async fn run(
     // One state for both listeners: one bus, one key cache and refresher, one tool set.
     let state = AppState::new(&config, nats, &shutdown);
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
-    let listener_a = ListenerPolicy::new(&config, &config.public_hosts, local.port());
-    tracing::info!(addr = %local, "listener A serving /mcp, /healthz, /readyz");
-    let app_a = http::router(Arc::clone(&state), listener_a);
-    let served_a = http::serve::serve(mcp, app_a, &shutdown);
-    let served_b = async {
+    let mcp_policy = ListenerPolicy::new(&config, &config.public_hosts, local.port());
+    tracing::info!(addr = %local, "MCP listener serving /mcp, /healthz, /readyz");
+    let mcp_app = http::router(Arc::clone(&state), mcp_policy);
+    let served_mcp = http::serve::serve(mcp, mcp_app, &shutdown);
+    let served_owner = async {
         let Some(listener) = owner else {
             return Ok(());
         };
         let addr = listener.local_addr()?;
-        let app = owner::listener_b(&config, state, addr.port());
-        tracing::info!(addr = %addr, "listener B serving the owner dashboard, /mcp");
+        let app = owner::owner_listener(&config, state, addr.port());
+        tracing::info!(addr = %addr, "owner listener serving the owner dashboard, /mcp");
         http::serve::serve(listener, app, &shutdown).await
     };
-    let outcome = tokio::try_join!(served_a, served_b).map(|_| ());
+    let outcome = tokio::try_join!(served_mcp, served_owner).map(|_| ());
     refresher.abort();
     tracing::info!("listeners stopped");
     outcome

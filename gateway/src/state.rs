@@ -50,15 +50,15 @@ impl AppState {
 }
 
 /// What each listener keeps for itself in front of `/mcp` and `/api/send/*`: the `Host` and
-/// `Origin` values it admits (listener A: `WAZAP_PUBLIC_HOSTS`; listener B: the host:port of
-/// `WAZAP_OWNER_ORIGIN`) and its concurrency permits.
+/// `Origin` values it admits (the MCP listener: `WAZAP_PUBLIC_HOSTS`; the owner listener: the
+/// host:port of `WAZAP_OWNER_ORIGIN`) and its concurrency permits.
 ///
-/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` each, not one pool for
-/// the process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the
-/// default of 2 a shared pool would let two agents' long polls on one listener answer `busy`
-/// to every request on the other (the owner's own listener B included). DESIGN §6 gives
-/// listener B "the same limits" as A, not a share of A's; the price is that a gateway serving
-/// `/mcp` on both listeners can have twice the limit in flight.
+/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` each, not one pool for the
+/// process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the default of 2
+/// a shared pool would let two agents' long polls on one listener answer `busy` to every request on
+/// the other (the owner listener included). DESIGN §6 gives the owner listener "the same limits" as
+/// the MCP listener, not a share of its; the price is that a gateway serving `/mcp` on both
+/// listeners can have twice the limit in flight.
 #[derive(Debug)]
 pub(crate) struct ListenerPolicy {
     /// Accepted `Host` and `Origin` values.

@@ -1,4 +1,4 @@
-//! Bearer authentication of listener A: verifies the grant JWT and puts a
+//! Bearer authentication of the MCP listener: verifies the grant JWT and puts a
 //! [`VerifiedGrant`] into the request extensions, where `/mcp` takes it for the tools
 //! ([`crate::mcp::CallContext`]) and `/api/send/*` extracts it. Credentials in the URL are
 //! refused and never logged; tokens are never logged.

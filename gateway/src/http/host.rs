@@ -1,7 +1,7 @@
-//! The DNS-rebinding guard in front of `/mcp` and `/api/send/*`: an exact `Host` of the
-//! listener's own (listener A: `WAZAP_PUBLIC_HOSTS`; B: its owner origin's), and no browser
-//! `Origin` other than those hosts' own `http(s)://` origins. Refused values are never echoed
-//! or logged.
+//! The DNS-rebinding guard in front of `/mcp` and `/api/send/*`: an exact `Host` of the listener's
+//! own (the MCP listener: `WAZAP_PUBLIC_HOSTS`; the owner listener: its origin's), and no browser
+//! `Origin` other than those hosts' own `http(s)://` origins. Refused values are never echoed or
+//! logged.
 
 use std::sync::Arc;
 

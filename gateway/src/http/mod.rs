@@ -1,4 +1,4 @@
-//! Listener A's HTTP surface: `/mcp` and `/api/send/*` behind their middleware stacks,
+//! The MCP listener's HTTP surface: `/mcp` and `/api/send/*` behind their middleware stacks,
 //! `/healthz` and `/readyz`.
 //!
 //! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
@@ -21,7 +21,7 @@ use axum::routing::{any, get};
 
 use crate::state::{AppState, ListenerPolicy};
 
-/// All of listener A, admitting what `listener` says.
+/// All of the MCP listener, admitting what `listener` says.
 pub(crate) fn router(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
@@ -30,7 +30,7 @@ pub(crate) fn router(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Rou
         .merge(mcp_routes(state, listener))
 }
 
-/// `/mcp` and `/api/send/*` with their guards, admitting what `listener` says; listener B
+/// `/mcp` and `/api/send/*` with their guards, admitting what `listener` says; the owner listener
 /// mounts the same routes under its own policy.
 pub(crate) fn mcp_routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Router {
     let endpoint = Arc::new(mcp_endpoint::Endpoint::new(&state));

@@ -1,11 +1,11 @@
-//! Listener B (DESIGN §6): the owner dashboard (server-rendered pages with a little JS) and the
-//! owner API, plus `/mcp` and `/api/send/*` exactly as on listener A but under listener B's own
-//! Host rule (the host:port of `WAZAP_OWNER_ORIGIN`).
+//! The owner listener (DESIGN §6): the owner dashboard (server-rendered pages with a little JS) and
+//! the owner API, plus `/mcp` and `/api/send/*` exactly as on the MCP listener but under the owner
+//! listener's own Host rule (the host:port of `WAZAP_OWNER_ORIGIN`).
 //!
-//! The owner's state (password, sessions, CSRF tokens, connections, policy) lives in the
-//! worker; this module only carries the session cookie and the `X-CSRF-Token` header to it
-//! ([`OwnerState::call`]) after [`guard`] has checked Host, Origin, `Sec-Fetch-Site`,
-//! Content-Type and the absence of bearer tokens.
+//! The owner's state (password, sessions, CSRF tokens, connections, policy) lives in the worker;
+//! this module only carries the session cookie and the `X-CSRF-Token` header to it
+//! ([`OwnerState::call`]) after [`guard`] has checked Host, Origin, `Sec-Fetch-Site`, Content-Type
+//! and the absence of bearer tokens.
 
 mod guard;
 mod html;
@@ -19,7 +19,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wazap_shared::bus::Rpc;
-use wazap_shared::wire::owner::{Owned, OwnerCall};
+use wazap_shared::wire::owner::{OwnerAnswer, OwnerCall};
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::bus::Bus;
@@ -45,9 +45,9 @@ pub(crate) struct OwnerState {
     secure: bool,
 }
 
-/// Listener B's app: the owner routes, and `/mcp` and `/api/send/*` on the process's `state`
-/// under B's own Host rule and permits ([`ListenerPolicy`]).
-pub(crate) fn listener_b(config: &Config, state: Arc<AppState>, bound_port: u16) -> Router {
+/// The owner listener's app: the owner routes, and `/mcp` and `/api/send/*` on the process's
+/// `state` under B's own Host rule and permits ([`ListenerPolicy`]).
+pub(crate) fn owner_listener(config: &Config, state: Arc<AppState>, bound_port: u16) -> Router {
     let origin = config.owner_origin.clone();
     let (scheme, host) = origin.split_once("://").unwrap_or(("http", &origin));
     let owner = Arc::new(OwnerState {
@@ -84,7 +84,7 @@ impl OwnerState {
     /// Call owner op `R` with the request's session and CSRF header.
     async fn call<R, B, T>(&self, headers: &HeaderMap, body: B) -> Result<T, OwnerError>
     where
-        R: Rpc<Request = OwnerCall<B>, Response = Owned<T>>,
+        R: Rpc<Request = OwnerCall<B>, Response = OwnerAnswer<T>>,
         B: Serialize + DeserializeOwned + Send + Sync,
         T: Serialize + DeserializeOwned + Send + Sync,
     {
@@ -97,9 +97,9 @@ impl OwnerState {
             body,
         };
         match self.bus.call::<R>(None, &call, None).await? {
-            Owned::Done(value) => Ok(value),
-            Owned::CsrfRejected => Err(OwnerError::Csrf),
-            Owned::Stale => Err(OwnerError::Stale),
+            OwnerAnswer::Done(value) => Ok(value),
+            OwnerAnswer::CsrfRejected => Err(OwnerError::Csrf),
+            OwnerAnswer::Stale => Err(OwnerError::Stale),
         }
     }
 }

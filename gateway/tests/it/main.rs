@@ -1,4 +1,4 @@
-//! Integration tests of listener A against a real NATS server (`WAZAP_TEST_NATS_URL`, default
+//! Integration tests of the MCP listener against a real NATS server (`WAZAP_TEST_NATS_URL`, default
 //! 127.0.0.1:4222; the send tests need JetStream; a random subject prefix per test) and a fake
 //! worker that answers like the real one.
 

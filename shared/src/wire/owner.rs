@@ -1,10 +1,11 @@
-//! The owner API over NATS (DESIGN §6): what listener B asks the worker on the owner's behalf.
+//! The owner API over NATS (DESIGN §6): what the owner listener asks the worker on the owner's
+//! behalf.
 //!
 //! Owner ops carry no bearer grant. Each request is an [`OwnerCall`]: the session id from the
 //! owner's cookie and, for writes, the `X-CSRF-Token` the page sent; the worker checks both
 //! (sessions and their CSRF tokens live in Postgres), so any gateway serves any owner request.
-//! Answers are [`Owned`]: the op's value, or one of the two refusals the gateway turns into
-//! HTTP 403 (CSRF) and 409 (stale revision) without inventing error codes beyond DESIGN §7.
+//! Answers are [`OwnerAnswer`]: the op's value, or one of the two refusals the gateway turns into HTTP
+//! 403 (CSRF) and 409 (stale revision) without inventing error codes beyond DESIGN §7.
 
 use std::time::Duration;
 
@@ -34,7 +35,7 @@ pub struct OwnerCall<T> {
 /// An owner op's answer when the session was valid.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Owned<T> {
+pub enum OwnerAnswer<T> {
     /// Done.
     Done(T),
     /// A write without the session's CSRF token (HTTP 403).
@@ -52,7 +53,7 @@ macro_rules! owner_op {
             const OP: &'static str = $op;
             const DEADLINE: Duration = OWNER_DEADLINE;
             type Request = OwnerCall<$req>;
-            type Response = Owned<$resp>;
+            type Response = OwnerAnswer<$resp>;
         }
     };
 }
@@ -401,8 +402,8 @@ mod tests {
             )
             .is_err()
         );
-        let stale: Owned<Empty> = serde_json::from_str(r#""stale""#).unwrap();
-        assert_eq!(stale, Owned::Stale);
+        let stale: OwnerAnswer<Empty> = serde_json::from_str(r#""stale""#).unwrap();
+        assert_eq!(stale, OwnerAnswer::Stale);
         let action: AccountActionRequest =
             serde_json::from_str(r#"{"action":"pair_with_code","phone":"972501234567"}"#).unwrap();
         assert!(matches!(action, AccountActionRequest::PairWithCode { .. }));

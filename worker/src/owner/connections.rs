@@ -9,7 +9,9 @@ use tokio_postgres::types::Json;
 use wazap_shared::ErrorCode;
 use wazap_shared::grant::{AUDIENCE, GrantClaims};
 use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
-use wazap_shared::wire::owner::{IssuedConnection, Owned, OwnerConnection, SendPermissionRequest};
+use wazap_shared::wire::owner::{
+    IssuedConnection, OwnerAnswer, OwnerConnection, SendPermissionRequest,
+};
 
 use crate::error::{Context as _, Error};
 use crate::grants::connections::{ConnectionRow, normalize_scope};
@@ -48,7 +50,7 @@ pub async fn new_revision(
     id: &str,
     revision: u32,
     scope: Option<ReadScope>,
-) -> Result<Owned<IssuedConnection>, Error> {
+) -> Result<OwnerAnswer<IssuedConnection>, Error> {
     let scope = scope.map(normalize_scope).transpose()?;
     let mut client = pool.get().await.context("new revision: database")?;
     let tx = client.transaction().await.context("new revision: begin")?;
@@ -65,7 +67,7 @@ pub async fn new_revision(
         return Err(Error::invalid("id", "the connection is revoked or expired"));
     }
     if i64::from(row.get::<_, i32>("revision")) != i64::from(revision) {
-        return Ok(Owned::Stale);
+        return Ok(OwnerAnswer::Stale);
     }
     let row = tx
         .query_one(
@@ -101,7 +103,7 @@ pub async fn new_revision(
         scope_changed = scope.is_some(),
         "connection has a new credential revision"
     );
-    Ok(Owned::Done(IssuedConnection {
+    Ok(OwnerAnswer::Done(IssuedConnection {
         connection: get(pool, id).await?,
         token,
     }))
@@ -113,7 +115,7 @@ pub async fn new_revision(
 pub async fn set_send_permission(
     pool: &Pool,
     req: SendPermissionRequest,
-) -> Result<Owned<SendPermission>, Error> {
+) -> Result<OwnerAnswer<SendPermission>, Error> {
     let (mode, expected) =
         match req.mode {
             Some(mode) => (
@@ -133,8 +135,8 @@ pub async fn set_send_permission(
         expected_send_revision: expected,
     };
     match grants::set_send_permission(pool, edit).await {
-        Ok(p) => Ok(Owned::Done(p)),
-        Err(PermissionError::Stale) => Ok(Owned::Stale),
+        Ok(p) => Ok(OwnerAnswer::Done(p)),
+        Err(PermissionError::Stale) => Ok(OwnerAnswer::Stale),
         Err(PermissionError::Rejected(e)) => Err(e),
     }
 }

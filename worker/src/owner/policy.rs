@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use deadpool_postgres::Pool;
 use wazap_shared::ids::is_chat_id;
-use wazap_shared::wire::owner::{Owned, Policy, SetPolicyRequest};
+use wazap_shared::wire::owner::{OwnerAnswer, Policy, SetPolicyRequest};
 
 use crate::error::{Context as _, Error};
 use crate::grants::connections::MAX_SCOPE_CHATS;
@@ -27,7 +27,7 @@ pub async fn get(pool: &Pool) -> Result<Policy, Error> {
 }
 
 /// Replace the excluded chats when `req.revision` is current.
-pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, Error> {
+pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<OwnerAnswer<Policy>, Error> {
     let mut seen = HashSet::new();
     let mut chats = Vec::new();
     for c in req.excluded_chats {
@@ -57,7 +57,7 @@ pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, Er
         .await
         .context("policy: update")?;
     let Some(row) = row else {
-        return Ok(Owned::Stale);
+        return Ok(OwnerAnswer::Stale);
     };
     let policy = Policy {
         excluded_chats: row.get(0),
@@ -68,5 +68,5 @@ pub async fn set(pool: &Pool, req: SetPolicyRequest) -> Result<Owned<Policy>, Er
         revision = policy.revision,
         "archive policy changed"
     );
-    Ok(Owned::Done(policy))
+    Ok(OwnerAnswer::Done(policy))
 }

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::owner::{
     AccountActionRequest, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
-    LoginRequest, Owned, OwnerCall, ReadScopeRequest, RevokeRequest, RotateRequest,
+    LoginRequest, OwnerAnswer, OwnerCall, ReadScopeRequest, RevokeRequest, RotateRequest,
     SendPermissionRequest, SendsRequest, SessionInfo, SetPolicyRequest,
 };
 
@@ -39,13 +39,13 @@ pub(super) async fn dispatch(
         op::OWNER_LOGOUT => {
             run::<Empty, _>(state, payload, Write, async |call, _| {
                 session::logout(db, call.session.as_deref().unwrap_or_default()).await?;
-                Ok(Owned::Done(Empty {}))
+                Ok(OwnerAnswer::Done(Empty {}))
             })
             .await
         }
         op::OWNER_SESSION => {
             run::<Empty, _>(state, payload, Read, async |_, s: Session| {
-                Ok(Owned::Done(SessionInfo {
+                Ok(OwnerAnswer::Done(SessionInfo {
                     session: None,
                     csrf: s.csrf,
                     expires_at: s.expires_at,
@@ -56,7 +56,7 @@ pub(super) async fn dispatch(
         op::OWNER_LIST_CONNECTIONS => {
             run::<Empty, _>(state, payload, Read, async |_, _| {
                 let rows = grants::list_connections(db).await?;
-                Ok(Owned::Done(ConnectionList {
+                Ok(OwnerAnswer::Done(ConnectionList {
                     connections: rows.into_iter().map(connections::to_owner).collect(),
                 }))
             })
@@ -72,10 +72,12 @@ pub(super) async fn dispatch(
                     read_scope: b.read_scope,
                 };
                 let (row, token) = grants::create_connection(db, new).await?;
-                Ok(Owned::Done(wazap_shared::wire::owner::IssuedConnection {
-                    connection: connections::to_owner(row),
-                    token,
-                }))
+                Ok(OwnerAnswer::Done(
+                    wazap_shared::wire::owner::IssuedConnection {
+                        connection: connections::to_owner(row),
+                        token,
+                    },
+                ))
             })
             .await
         }
@@ -95,7 +97,7 @@ pub(super) async fn dispatch(
         op::OWNER_REVOKE_CONNECTION => {
             run::<RevokeRequest, _>(state, payload, Write, async |call, _| {
                 grants::revoke_connection(db, &call.body.id).await?;
-                Ok(Owned::Done(Empty {}))
+                Ok(OwnerAnswer::Done(Empty {}))
             })
             .await
         }
@@ -107,13 +109,13 @@ pub(super) async fn dispatch(
         }
         op::OWNER_LIST_CHATS => {
             run::<ChatsRequest, _>(state, payload, Read, async |call, _| {
-                chats::list(db, call.body).await.map(Owned::Done)
+                chats::list(db, call.body).await.map(OwnerAnswer::Done)
             })
             .await
         }
         op::OWNER_POLICY => {
             run::<Empty, _>(state, payload, Read, async |_, _| {
-                policy::get(db).await.map(Owned::Done)
+                policy::get(db).await.map(OwnerAnswer::Done)
             })
             .await
         }
@@ -125,7 +127,7 @@ pub(super) async fn dispatch(
         }
         op::OWNER_ACCOUNT => {
             run::<Empty, _>(state, payload, Read, async |_, _| {
-                Ok(Owned::Done(account::view(&state.connector)))
+                Ok(OwnerAnswer::Done(account::view(&state.connector)))
             })
             .await
         }
@@ -133,13 +135,13 @@ pub(super) async fn dispatch(
             run::<AccountActionRequest, _>(state, payload, Write, async |call, _| {
                 account::act(&state.connector, call.body)
                     .await
-                    .map(Owned::Done)
+                    .map(OwnerAnswer::Done)
             })
             .await
         }
         op::OWNER_RECENT_SENDS => {
             run::<SendsRequest, _>(state, payload, Read, async |call, _| {
-                sends::recent(db, call.body).await.map(Owned::Done)
+                sends::recent(db, call.body).await.map(OwnerAnswer::Done)
             })
             .await
         }
@@ -148,10 +150,10 @@ pub(super) async fn dispatch(
 }
 
 /// `owner_login`: no session needed; the caller's old session (if any) is replaced.
-async fn login(state: &AppState, payload: &[u8]) -> Result<Owned<SessionInfo>, Error> {
+async fn login(state: &AppState, payload: &[u8]) -> Result<OwnerAnswer<SessionInfo>, Error> {
     let call: OwnerCall<LoginRequest> = decode(payload)?;
     let info = session::login(&state.db, call.session.as_deref(), &call.body.password).await?;
-    Ok(Owned::Done(info))
+    Ok(OwnerAnswer::Done(info))
 }
 
 /// Check the session first (so a caller without one learns nothing from validation), then
@@ -160,7 +162,7 @@ async fn run<B: DeserializeOwned, T: Serialize>(
     state: &AppState,
     payload: &[u8],
     access: Access,
-    handler: impl AsyncFnOnce(OwnerCall<B>, Session) -> Result<Owned<T>, Error>,
+    handler: impl AsyncFnOnce(OwnerCall<B>, Session) -> Result<OwnerAnswer<T>, Error>,
 ) -> (bytes::Bytes, &'static str) {
     let result = async {
         let auth: OwnerCall<serde_json::Value> = decode(payload)?;
@@ -173,7 +175,7 @@ async fn run<B: DeserializeOwned, T: Serialize>(
         .await?;
         let session = match checked {
             Checked::Valid(s) => s,
-            Checked::CsrfRejected => return Ok(Owned::CsrfRejected),
+            Checked::CsrfRejected => return Ok(OwnerAnswer::CsrfRejected),
         };
         let call: OwnerCall<B> = decode(payload)?;
         handler(call, session).await
