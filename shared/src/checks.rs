@@ -2,9 +2,12 @@
 //! to refuse early, the worker calls them again because it decides (DESIGN §4). Errors name the
 //! field, never its value.
 
-use crate::RpcError;
 use crate::ids::{is_chat_id, is_request_id};
-use crate::wire::send::MAX_TEXT_CHARS;
+use crate::wire::send::{MAX_TEXT_CHARS, MediaKind};
+use crate::{ErrorCode, RpcError};
+
+/// Longest accepted file name, in bytes.
+const MAX_FILENAME_BYTES: usize = 255;
 
 /// A send's `chat_id`: an opaque chat id from `list_chats`; a phone number, JID, URL or path is
 /// refused (only read tools resolve phone numbers).
@@ -44,6 +47,58 @@ pub fn send_text(text: &str) -> Result<(), RpcError> {
     }
 }
 
+/// `send_media`'s `caption`, when given: at most 65,536 characters.
+pub fn caption_length(caption: Option<&str>) -> Result<(), RpcError> {
+    if caption.is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS) {
+        return Err(RpcError::invalid("caption", "at most 65,536 characters"));
+    }
+    Ok(())
+}
+
+/// `send_media`'s `caption` against its `kind`: audio takes none (an empty one counts as none).
+pub fn caption_for(kind: MediaKind, caption: Option<&str>) -> Result<(), RpcError> {
+    if kind == MediaKind::Audio && caption.is_some_and(|c| !c.is_empty()) {
+        return Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "caption: audio takes no caption",
+        ));
+    }
+    Ok(())
+}
+
+/// `send_media`'s `filename`: a plain file name when given (no path, no `..`, no control or
+/// invisible format characters, 1–255 bytes); a document needs one.
+pub fn filename(kind: MediaKind, filename: Option<&str>) -> Result<(), RpcError> {
+    match filename {
+        Some(name) if !is_plain_filename(name) => Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "filename: expected a plain file name (no path, no control characters, at most 255 bytes)",
+        )),
+        None if kind == MediaKind::Document => Err(RpcError::new(
+            ErrorCode::InvalidMedia,
+            "filename: a document needs a plain file name",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `name` is a plain file name. The name is untrusted and never echoed.
+pub fn is_plain_filename(name: &str) -> bool {
+    !name.trim().is_empty()
+        && name.len() <= MAX_FILENAME_BYTES
+        && name != "."
+        && !name.contains("..")
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control() || is_invisible_format(c))
+}
+
+/// Bidirectional overrides and similar format characters that disguise a name
+/// (e.g. `photo\u{202E}gpj.exe`).
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +133,43 @@ mod tests {
         }
         assert!(send_text(&"é".repeat(MAX_TEXT_CHARS)).is_ok());
         assert!(send_text(" hi ").is_ok());
+    }
+
+    #[test]
+    fn media_fields_have_one_rule_each() {
+        assert!(caption_length(Some(&"x".repeat(MAX_TEXT_CHARS + 1))).is_err());
+        assert!(caption_length(Some(&"x".repeat(MAX_TEXT_CHARS))).is_ok());
+        let e = caption_for(MediaKind::Audio, Some("hi")).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidMedia);
+        assert!(caption_for(MediaKind::Audio, Some("")).is_ok());
+        assert!(caption_for(MediaKind::Image, Some("hi")).is_ok());
+        for bad in [
+            "a..b",
+            "dir/x.pdf",
+            "C:\\temp\\a.pdf",
+            "../etc/passwd",
+            "photo\u{202E}gpj.exe",
+            "tab\t.txt",
+            "nul\0.txt",
+            "",
+            " ",
+            ".",
+            &"x".repeat(256),
+        ] {
+            let e = filename(MediaKind::Document, Some(bad)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidMedia, "{bad:?}");
+            assert!(bad.trim().is_empty() || !e.message.contains(bad));
+        }
+        assert!(filename(MediaKind::Document, None).is_err());
+        assert!(filename(MediaKind::Image, None).is_ok());
+        for ok in [
+            "Relatório final (2).docx",
+            "דוח.txt",
+            "a",
+            "no-extension",
+            &"x".repeat(255),
+        ] {
+            assert!(filename(MediaKind::Document, Some(ok)).is_ok(), "{ok}");
+        }
     }
 }

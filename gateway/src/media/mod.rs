@@ -3,10 +3,10 @@
 //! names, captions and durations. Errors name the field, never its value.
 
 mod encoding;
-pub(crate) mod filename;
 pub(crate) mod sniff;
 
-use wazap_shared::wire::send::{MAX_TEXT_CHARS, MediaKind, SendMediaRequest, SendVoiceNoteRequest};
+use wazap_shared::checks;
+use wazap_shared::wire::send::{MediaKind, SendMediaRequest, SendVoiceNoteRequest};
 use wazap_shared::{ErrorCode, RpcError};
 
 use self::sniff::{Container, sniff};
@@ -35,9 +35,7 @@ pub(crate) struct ValidMedia {
 pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcError> {
     let mime = mime_essence(&req.mime_type)?;
     let caption = req.caption.as_deref().filter(|c| !c.is_empty());
-    if caption.is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS) {
-        return Err(RpcError::invalid("caption", "at most 65,536 characters"));
-    }
+    checks::caption_length(caption)?;
     match (req.kind, req.seconds) {
         (MediaKind::Audio | MediaKind::Video, Some(s)) if !(1..=MAX_MEDIA_SECONDS).contains(&s) => {
             return Err(RpcError::invalid("seconds", "must be from 1 to 86,400"));
@@ -68,20 +66,8 @@ pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcEr
         }
         _ => {}
     }
-    match (&req.filename, req.kind) {
-        (Some(name), _) if !filename::is_plain(name) => {
-            return Err(invalid_media(
-                "filename must be a plain file name (no path, no control characters, at most 255 bytes)",
-            ));
-        }
-        (None, MediaKind::Document) => {
-            return Err(invalid_media("a document needs a filename"));
-        }
-        _ => {}
-    }
-    if req.kind == MediaKind::Audio && caption.is_some() {
-        return Err(invalid_media("audio takes no caption"));
-    }
+    checks::filename(req.kind, req.filename.as_deref())?;
+    checks::caption_for(req.kind, caption)?;
     Ok(ValidMedia {
         bytes,
         mime_type: mime,

@@ -1,9 +1,9 @@
 //! `send_media`: a photo, video, audio file or document whose bytes the gateway validated and
 //! put into the object store; the worker re-checks the rules that need no bytes.
 
+use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::wire::send::{MediaKind, SendMediaRpc};
-use wazap_shared::{ErrorCode, wire::send::MAX_TEXT_CHARS};
+use wazap_shared::wire::send::SendMediaRpc;
 
 use crate::error::Error;
 use crate::send::{self, NewSend, Payload};
@@ -24,38 +24,10 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
     if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
         return Err(Error::invalid("mime_type", "required"));
     }
-    if req.kind == MediaKind::Audio && req.caption.as_deref().is_some_and(|c| !c.is_empty()) {
-        return Err(Error::new(
-            ErrorCode::InvalidMedia,
-            "caption: audio takes no caption",
-        ));
-    }
-    if req
-        .caption
-        .as_deref()
-        .is_some_and(|c| c.chars().count() > MAX_TEXT_CHARS)
-    {
-        return Err(Error::invalid("caption", "at most 65,536 characters"));
-    }
-    if let Some(name) = &req.filename
-        && (name.is_empty()
-            || name.len() > 255
-            || name.contains(['/', '\\'])
-            || name.chars().any(char::is_control)
-            || name == "."
-            || name == "..")
-    {
-        return Err(Error::new(
-            ErrorCode::InvalidMedia,
-            "filename: expected a plain file name",
-        ));
-    }
-    if req.kind == MediaKind::Document && req.filename.is_none() {
-        return Err(Error::new(
-            ErrorCode::InvalidMedia,
-            "filename: a document needs a plain file name",
-        ));
-    }
+    let caption = req.caption.as_deref();
+    checks::caption_length(caption)?;
+    checks::caption_for(req.kind, caption)?;
+    checks::filename(req.kind, req.filename.as_deref())?;
     NewSend::new(
         "send_media",
         req.chat_id,
