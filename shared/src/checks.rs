@@ -8,6 +8,8 @@ use crate::{ErrorCode, RpcError};
 
 /// Longest accepted file name, in bytes.
 const MAX_FILENAME_BYTES: usize = 255;
+/// Longest accepted `mime_type`, in bytes.
+const MAX_MIME_BYTES: usize = 255;
 
 /// A send's `chat_id`: an opaque chat id from `list_chats`; a phone number, JID, URL or path is
 /// refused (only read tools resolve phone numbers).
@@ -64,6 +66,28 @@ pub fn caption_for(kind: MediaKind, caption: Option<&str>) -> Result<(), RpcErro
         ));
     }
     Ok(())
+}
+
+/// `send_media`'s `mime_type`: its essence (`type/subtype`, lower-cased, parameters dropped).
+pub fn mime_type(raw: &str) -> Result<String, RpcError> {
+    let essence = raw
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    match essence.split_once('/') {
+        Some((t, s)) if raw.len() <= MAX_MIME_BYTES && token(t) && token(s) => Ok(essence),
+        _ => Err(RpcError::invalid(
+            "mime_type",
+            "expected a media type such as image/jpeg",
+        )),
+    }
 }
 
 /// `send_media`'s `filename`: a plain file name when given (no path, no `..`, no control or
@@ -170,6 +194,24 @@ mod tests {
             &"x".repeat(255),
         ] {
             assert!(filename(MediaKind::Document, Some(ok)).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            mime_type(" Image/JPEG; q=1").unwrap(),
+            "image/jpeg",
+            "parameters dropped, lower-cased"
+        );
+        for bad in [
+            "",
+            "image",
+            "image/",
+            "/jpeg",
+            "image/jp eg",
+            "text/<b>",
+            &format!("a/{}", "b".repeat(254)),
+        ] {
+            let e = mime_type(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad:?}");
+            assert!(e.message.starts_with("mime_type:"), "{}", e.message);
         }
     }
 }

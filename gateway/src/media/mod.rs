@@ -15,8 +15,6 @@ use self::sniff::{Container, sniff};
 pub(crate) const MAX_VOICE_SECONDS: u32 = 3600;
 /// Longest `seconds` of audio or video sent with `send_media` (a day).
 const MAX_MEDIA_SECONDS: u32 = 86_400;
-/// Longest accepted `mime_type`.
-const MAX_MIME_BYTES: usize = 255;
 
 /// Media that passed every check.
 #[derive(Debug)]
@@ -33,7 +31,7 @@ pub(crate) struct ValidMedia {
 /// (`invalid_argument`), then the encoding (`invalid_base64`, `media_too_large`), then the bytes
 /// against kind, `mime_type`, file name and caption (`invalid_media`).
 pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcError> {
-    let mime = mime_essence(&req.mime_type)?;
+    let mime = checks::mime_type(&req.mime_type)?;
     let caption = req.caption.as_deref().filter(|c| !c.is_empty());
     checks::caption_length(caption)?;
     match (req.kind, req.seconds) {
@@ -87,28 +85,6 @@ pub(crate) fn validate_voice(req: &SendVoiceNoteRequest) -> Result<Vec<u8>, RpcE
         ));
     }
     Ok(bytes)
-}
-
-/// `type/subtype` lower-cased, parameters dropped; `invalid_argument` when it is not one.
-fn mime_essence(raw: &str) -> Result<String, RpcError> {
-    let essence = raw
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let token = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-    };
-    match essence.split_once('/') {
-        Some((t, s)) if raw.len() <= MAX_MIME_BYTES && token(t) && token(s) => Ok(essence),
-        _ => Err(RpcError::invalid(
-            "mime_type",
-            "expected a media type such as image/jpeg",
-        )),
-    }
 }
 
 /// Documents whose type has a well-known signature must carry it (a PDF starts `%PDF-`, the

@@ -21,9 +21,7 @@ pub async fn serve(
 
 /// The send a valid request asks for (the rules that need no bytes).
 fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
-    if req.mime_type.trim().is_empty() || req.mime_type.len() > 255 {
-        return Err(Error::invalid("mime_type", "required"));
-    }
+    let mime_type = checks::mime_type(&req.mime_type)?;
     let caption = req.caption.as_deref();
     checks::caption_length(caption)?;
     checks::caption_for(req.kind, caption)?;
@@ -34,7 +32,7 @@ fn new_send(req: SendMediaRpc) -> Result<NewSend, Error> {
         req.request_id,
         Payload::Media {
             kind: req.kind,
-            mime_type: req.mime_type,
+            mime_type,
             media: req.media,
             filename: req.filename,
             caption: req.caption,
