@@ -116,6 +116,7 @@ pub struct Stack {
     /// A NATS client for sim ops and fake responders.
     pub nats: async_nats::Client,
     connector: ConnectorKind,
+    whatsapp_network: wazap_worker::config::Network,
     worker: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
 }
 
@@ -126,8 +127,25 @@ impl Stack {
         Self::on(TestDb::create().await?, connector).await
     }
 
+    /// A fresh database and prefix, and a worker on the real `whatsapp` connector connected to
+    /// the test network at `network` (`ws://127.0.0.1:PORT`).
+    pub async fn whatsapp(network: &str) -> anyhow::Result<Self> {
+        init_logs();
+        let network =
+            wazap_worker::config::Network::parse(Some(network)).map_err(anyhow::Error::msg)?;
+        Self::with(TestDb::create().await?, ConnectorKind::Whatsapp, network).await
+    }
+
     /// A worker on `connector` over an existing test database (e.g. one the benchmark filled).
     pub async fn on(db: TestDb, connector: ConnectorKind) -> anyhow::Result<Self> {
+        Self::with(db, connector, Default::default()).await
+    }
+
+    async fn with(
+        db: TestDb,
+        connector: ConnectorKind,
+        whatsapp_network: wazap_worker::config::Network,
+    ) -> anyhow::Result<Self> {
         let pool = wazap_worker::db::pool(&db.url, 4)?;
         let prefix = format!("t{}", random_hex(6));
         let subjects = Subjects::new(prefix.clone());
@@ -139,6 +157,7 @@ impl Stack {
             subjects,
             nats,
             connector,
+            whatsapp_network,
             worker: None,
         };
         stack.start_worker().await?;
@@ -154,7 +173,13 @@ impl Stack {
             connector: self.connector,
             owner_password: None,
             data_dir: std::env::temp_dir().join(format!("wazap-test-{}", self.prefix)),
+            whatsapp_network: self.whatsapp_network.clone(),
         }
+    }
+
+    /// Run the next [`Stack::start_worker`]'s `whatsapp` connector against `network`.
+    pub fn set_whatsapp_network(&mut self, network: wazap_worker::config::Network) {
+        self.whatsapp_network = network;
     }
 
     /// Run the next [`Stack::start_worker`] with `connector` (same database and prefix).

@@ -11,6 +11,67 @@ pub const OWNER_PASSWORD: &str = "WAZAP_OWNER_PASSWORD";
 /// `WAZAP_DATA_DIR`.
 pub const DATA_DIR: &str = "WAZAP_DATA_DIR";
 
+/// `WAZAP_WHATSAPP_NETWORK`.
+pub const WHATSAPP_NETWORK: &str = "WAZAP_WHATSAPP_NETWORK";
+
+/// The network the client talks to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Network {
+    /// WhatsApp's own servers.
+    #[default]
+    Whatsapp,
+    /// A test network: its chat socket at `{base}/ws/chat`, and every HTTPS request the client
+    /// makes (media, version) sent to the same host and port instead.
+    Local {
+        /// `ws://host:port` or `wss://host:port`, without a trailing slash.
+        base: String,
+    },
+}
+
+impl Network {
+    /// Parse `WAZAP_WHATSAPP_NETWORK`: `ws://host:port` or `wss://host:port` (a trailing `/` is
+    /// dropped), or `None` for WhatsApp.
+    pub fn parse(raw: Option<&str>) -> Result<Self, &'static str> {
+        let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(Self::Whatsapp);
+        };
+        let base = raw.trim_end_matches('/');
+        let rest = base
+            .strip_prefix("ws://")
+            .or_else(|| base.strip_prefix("wss://"))
+            .ok_or("expected ws://HOST:PORT or wss://HOST:PORT")?;
+        let (host, port) = rest
+            .rsplit_once(':')
+            .ok_or("expected ws://HOST:PORT or wss://HOST:PORT")?;
+        let host_ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-[]:".contains(&b));
+        if !host_ok || port.parse::<u16>().is_err() {
+            return Err("expected ws://HOST:PORT or wss://HOST:PORT");
+        }
+        Ok(Self::Local {
+            base: base.to_owned(),
+        })
+    }
+
+    /// Whether this network is on this machine.
+    pub fn is_loopback(&self) -> bool {
+        match self {
+            Self::Whatsapp => false,
+            Self::Local { base } => {
+                let host = base.split_once("://").map_or("", |(_, r)| r);
+                let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                host == "localhost"
+                    || host
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+        }
+    }
+}
+
 /// Which WhatsApp side the worker runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectorKind {
@@ -37,6 +98,8 @@ pub struct Config {
     pub owner_password: Option<String>,
     /// The worker's own files: the WhatsApp device store (keys of the linked device) lives here.
     pub data_dir: std::path::PathBuf,
+    /// Where the `whatsapp` connector connects.
+    pub whatsapp_network: Network,
 }
 
 impl std::fmt::Debug for Config {
@@ -81,6 +144,8 @@ impl Config {
             connector,
             owner_password: src.get(OWNER_PASSWORD).filter(|p| !p.is_empty()),
             data_dir: config::string(src, DATA_DIR, "data").into(),
+            whatsapp_network: Network::parse(src.get(WHATSAPP_NETWORK).as_deref())
+                .map_err(|e| ConfigError::new(WHATSAPP_NETWORK, e))?,
         })
     }
 }

@@ -86,12 +86,11 @@ async fn start_and_serve(
         tracing::info!("owner password set from WAZAP_OWNER_PASSWORD");
     }
     let connector = connector::start(
-        config.connector,
+        &config,
         archive.clone(),
         pool.clone(),
         nats.clone(),
         subjects.clone(),
-        &config.data_dir,
         services.clone(),
     )
     .await

@@ -1,5 +1,7 @@
-//! The real WhatsApp connector with no phone linked and no route to WhatsApp: the worker
-//! starts anyway, says `unpaired` everywhere, and keeps serving the archive.
+//! The real WhatsApp connector with no phone linked and nothing answering: the worker starts
+//! anyway, says `unpaired` everywhere, and keeps serving the archive. And the guard on test
+//! builds: this build skips WhatsApp's certificate check (the test network needs that), so it
+//! refuses to connect anywhere but a loopback test network.
 
 use serde_json::json;
 use wazap_shared::ErrorCode;
@@ -9,7 +11,7 @@ use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::system::Ping;
 use wazap_tests::Stack;
 use wazap_tests::fixtures::{minutes_ago, person, text};
-use wazap_worker::config::ConnectorKind;
+use wazap_worker::config::{ConnectorKind, Network};
 
 #[tokio::test]
 async fn an_unlinked_worker_starts_reports_unpaired_and_keeps_serving_reads() -> anyhow::Result<()>
@@ -26,6 +28,10 @@ async fn an_unlinked_worker_starts_reports_unpaired_and_keeps_serving_reads() ->
         .await?;
     stack.stop_worker().await?;
     stack.set_connector(ConnectorKind::Whatsapp);
+    // A loopback port where nothing listens (this test build may talk to nothing else).
+    stack.set_whatsapp_network(
+        Network::parse(Some("ws://127.0.0.1:1")).map_err(anyhow::Error::msg)?,
+    );
     stack.start_worker().await?;
     let data_dir = stack.worker_config().data_dir;
     assert!(
@@ -65,5 +71,28 @@ async fn an_unlinked_worker_starts_reports_unpaired_and_keeps_serving_reads() ->
     );
     stack.stop_worker().await?;
     let _ = std::fs::remove_dir_all(data_dir);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_build_without_certificate_checks_refuses_whatsapp_itself() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let mut config = stack.worker_config();
+    config.connector = ConnectorKind::Whatsapp;
+    for network in [
+        None,
+        Some("wss://web.whatsapp.com:443"),
+        Some("ws://10.0.0.8:4100"),
+    ] {
+        config.whatsapp_network = Network::parse(network).map_err(anyhow::Error::msg)?;
+        let refused = wazap_worker::run(config.clone(), tokio_util::sync::CancellationToken::new())
+            .await
+            .expect_err("a test build must not start against this network");
+        let line = format!("{refused:#}");
+        assert!(
+            line.contains("built without WhatsApp's server certificate check"),
+            "{line}"
+        );
+    }
     Ok(())
 }

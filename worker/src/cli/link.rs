@@ -33,6 +33,7 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
         pool,
         &config.data_dir,
         DEFAULT_ACCOUNT,
+        config.whatsapp_network.clone(),
         session.clone(),
     )
     .await?;

@@ -14,7 +14,7 @@ use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
-use crate::config::ConnectorKind;
+use crate::config::{Config, ConnectorKind};
 use outbound::{OutboundMessage, SendAck, SendError};
 
 pub use account::{AccountAction, ControlError, PairingInfo};
@@ -89,22 +89,22 @@ pub type DynConnector = Arc<dyn Connector>;
 
 /// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
 /// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns);
-/// `whatsapp` takes the device store in `data_dir` and connects in the background.
+/// `whatsapp` takes the device store in the data directory and connects in the background.
 pub async fn start(
-    kind: ConnectorKind,
+    config: &Config,
     archive: Archive,
     pool: Pool,
     nats: async_nats::Client,
     subjects: Subjects,
-    data_dir: &std::path::Path,
     shutdown: CancellationToken,
 ) -> anyhow::Result<DynConnector> {
-    match kind {
+    match config.connector {
         ConnectorKind::Whatsapp => Ok(whatsapp::WhatsappConnector::start(
             archive,
             pool,
-            data_dir,
+            &config.data_dir,
             wazap_shared::ids::DEFAULT_ACCOUNT,
+            config.whatsapp_network.clone(),
             shutdown,
         )
         .await?),

@@ -72,13 +72,17 @@ impl Harness {
             .expect("archive");
         let nats = async_nats::connect(nats_url()).await.expect("nats");
         let subjects = Subjects::new(format!("t{}", random_hex(6)));
+        let mut config =
+            wazap_worker::Config::from_source(&std::collections::HashMap::<&str, &str>::new())
+                .expect("the default configuration");
+        config.connector = kind;
+        config.data_dir = std::env::temp_dir().join(format!("wazap-{}", subjects.prefix()));
         let connector = connector::start(
-            kind,
+            &config,
             archive.clone(),
             pool.clone(),
             nats.clone(),
             subjects.clone(),
-            &std::env::temp_dir().join(format!("wazap-{}", subjects.prefix())),
             shutdown.clone(),
         )
         .await

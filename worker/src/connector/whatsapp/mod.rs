@@ -1,6 +1,6 @@
 //! The real WhatsApp connector, on whatsapp-rust 0.7.0 (pinned: its API churns between minor
 //! versions). One linked device per worker, its keys in the SQLite device store under
-//! `WAZAP_DATA_DIR` ([`store`]). [`session`] runs the client and folds its events into a
+//! `WAZAP_DATA_DIR` ([`store`]), connected to WhatsApp or a local test network ([`network`]). [`session`] runs the client and folds its events into a
 //! truthful state ([`status`]) and hands archive work to [`events`]; inbound messages are archived before WhatsApp's ack is
 //! released ([`hook`]); [`map`] turns protobufs into archive messages; [`people`] links a
 //! person's LID and phone forms into one chat; [`groups`] writes group notifications as
@@ -14,6 +14,7 @@ pub mod history;
 pub mod hook;
 pub mod map;
 pub mod media;
+pub mod network;
 pub mod people;
 pub mod send;
 pub mod session;
@@ -30,9 +31,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use wazap_shared::wire::SyncState;
 
+use self::network::Connect as _;
 use self::session::{Control, Shared};
 use self::store::StorePaths;
 use crate::archive::{Archive, Inbound};
+use crate::config::Network;
 use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
 use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
 
@@ -56,11 +59,13 @@ impl WhatsappConnector {
         pool: Pool,
         data_dir: &std::path::Path,
         account: &str,
+        network: Network,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Arc<Self>> {
+        network.admit().map_err(anyhow::Error::msg)?;
         let paths = StorePaths::new(data_dir);
         let lock = paths.lock_within(LOCK_WAIT).await?;
-        let (shared, work) = Shared::new(archive, pool.clone(), account.to_owned());
+        let (shared, work) = Shared::new(archive, pool.clone(), account.to_owned(), network);
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(events::drain(shared.clone(), work));
         // Built before returning (local work only, no network), so the very first state

@@ -24,11 +24,13 @@ use whatsapp_rust::wacore::store::device::default_history_sync_config;
 
 use super::history::Pending;
 use super::hook::ArchiveHook;
+use super::network::Connect as _;
 use super::people::Linked;
 use super::send::Acks;
 use super::status::{Phase, Status};
 use super::store::{StoreLock, StorePaths};
 use crate::archive::Archive;
+use crate::config::Network;
 use crate::connector::{AccountAction, ControlError};
 
 /// How long a pairing-code request waits for the socket.
@@ -54,6 +56,8 @@ pub struct Shared {
     pub linked: Arc<Linked>,
     /// The account this device belongs to.
     pub account: String,
+    /// Where the client connects.
+    pub network: Network,
     /// Archive work from events, in arrival order.
     work: mpsc::UnboundedSender<Arc<Event>>,
 }
@@ -64,6 +68,7 @@ impl Shared {
         archive: Archive,
         pool: Pool,
         account: String,
+        network: Network,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<Arc<Event>>) {
         let (work, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Self {
@@ -75,6 +80,7 @@ impl Shared {
             pool,
             linked: Arc::default(),
             account,
+            network,
             work,
         });
         (shared, rx)
@@ -229,8 +235,11 @@ pub async fn start(
     let mut sync = default_history_sync_config();
     sync.on_demand_ready = Some(true);
     sync.complete_on_demand_ready = Some(true);
-    let bot = Bot::builder()
+    let net = &shared.network;
+    let mut builder = Bot::builder()
         .with_backend_arc(store)
+        .with_transport_factory(net.transport())
+        .with_http_client(net.http())
         .with_event_handler(Forward(shared.clone()))
         .with_inbound_durability_hook(ArchiveHook {
             archive: shared.archive.clone(),
@@ -241,9 +250,11 @@ pub async fn start(
             DevicePropsOverride::new()
                 .with_os("wazap")
                 .with_history_sync_config(sync),
-        )
-        .build()
-        .await?;
+        );
+    if let Some(version) = net.version() {
+        builder = builder.with_version(version);
+    }
+    let bot = builder.build().await?;
     let client = bot.client();
     let paired = client.pn().is_some();
     shared.status().started(paired);

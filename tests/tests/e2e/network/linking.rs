@@ -1,0 +1,84 @@
+//! Linking a phone from the dashboard: `pair_with_qr` → the phone scans the payload behind the
+//! page's QR → the account goes `catching_up` → `live`, quickly.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wanet::Network;
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::system::Ping;
+use wazap_tests::Stack;
+
+use crate::owner::Owner;
+
+/// Poll the dashboard's account until `done` holds for it, at most `wait`; every state seen.
+pub(crate) async fn account_until(
+    owner: &Owner,
+    gw: &wazap_tests::Gateway,
+    wait: Duration,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<(serde_json::Value, Vec<String>)> {
+    let deadline = Instant::now() + wait;
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        let a = owner.get(gw, "/api/account").await?.json;
+        let state = a["state"].as_str().unwrap_or_default().to_owned();
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
+        if done(&a) {
+            return Ok((a, seen));
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "account stuck; states seen: {seen:?}, last: {a}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone("15550000001", "Owner").await?;
+    let stack = Stack::whatsapp(&net.url()).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+
+    let a = owner
+        .post(&gw, "/api/account", json!({"action": "pair_with_qr"}))
+        .await?;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let (a, _) = account_until(&owner, &gw, Duration::from_secs(10), |a| {
+        a["qr"].as_str().is_some()
+    })
+    .await?;
+    assert_eq!(a["state"], "unpaired");
+    let qr = a["qr"].as_str().unwrap_or_default().to_owned();
+
+    let scanned = Instant::now();
+    phone.scan(&qr)?;
+    let (_, seen) = account_until(&owner, &gw, Duration::from_secs(30), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    let took = scanned.elapsed();
+    assert!(
+        seen.iter()
+            .all(|s| ["unpaired", "offline", "catching_up", "live"].contains(&s.as_str())),
+        "{seen:?}"
+    );
+    assert_eq!(
+        stack.rpc::<Ping>(&Default::default()).await?.sync,
+        SyncState::Live
+    );
+    eprintln!("linked: scan → live in {took:?}; states {seen:?}");
+
+    // A second link attempt while linked is refused and says why.
+    let again = owner
+        .post(&gw, "/api/account", json!({"action": "pair_with_qr"}))
+        .await?;
+    assert_eq!(again.status, 400, "{}", again.text);
+    phone.stop().await;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! wazap's WhatsApp test network: a WhatsApp server on a loopback websocket and simulated phones
+//! that are real whatsapp-rust clients, so the worker's real `whatsapp` connector (Noise, binary
+//! nodes, Signal, media crypto) runs end to end inside a test.
+//!
+//! It is a test double with a short list of what it implements (see `docs/test-network.md`), not a
+//! WhatsApp clone. A client connects to it only when built with whatsapp-rust's
+//! `danger-skip-cert-chain-verify` feature, which only test targets enable.
+
+mod node;
+mod phone;
+mod server;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+pub use phone::{Phone, Received};
+
+/// The app version clients on this network announce (it serves no `sw.js`).
+pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
+
+/// A running network. Dropping it stops the server.
+pub struct Network {
+    server: Arc<server::Server>,
+    stop: CancellationToken,
+}
+
+impl Network {
+    /// Start a server on a free loopback port.
+    pub async fn start() -> anyhow::Result<Self> {
+        let stop = CancellationToken::new();
+        let server = server::Server::start(stop.clone()).await?;
+        Ok(Self { server, stop })
+    }
+
+    /// Its base URL, `ws://127.0.0.1:PORT` (what `WAZAP_WHATSAPP_NETWORK` takes).
+    pub fn url(&self) -> String {
+        format!("ws://{}", self.server.addr())
+    }
+
+    /// Register the account `number` (digits) named `name`, and log its phone in.
+    pub async fn phone(&self, number: &str, name: &str) -> anyhow::Result<Phone> {
+        anyhow::ensure!(
+            number.len() >= 7 && number.bytes().all(|b| b.is_ascii_digit()),
+            "a phone number is 7 or more digits"
+        );
+        self.server
+            .register(number, name)
+            .context("register the account")?;
+        Phone::start(self.server.clone(), number, name).await
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,212 @@
+//! A simulated phone: a real whatsapp-rust client logged in as an account's primary device (0),
+//! so everything it sends is Signal-encrypted exactly as a phone's would be. Tests drive it with
+//! a small API: scan a QR, send to a number, read what it received.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::Notify;
+use whatsapp_rust::bot::{Bot, BotHandle};
+use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
+use whatsapp_rust::store::commands::DeviceCommand;
+use whatsapp_rust::transport::TokioWebSocketTransportFactory;
+use whatsapp_rust::types::events::{Event, EventHandler};
+use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
+use whatsapp_rust::wacore::store::InMemoryBackend;
+use whatsapp_rust::{Client, Jid};
+
+use crate::server::Server;
+
+/// How long a phone waits to log in.
+const LOGIN_WAIT: Duration = Duration::from_secs(10);
+
+/// A message a phone received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// WhatsApp's message id.
+    pub id: String,
+    /// The chat (the sender for a direct message).
+    pub chat: String,
+    /// Whether the account itself sent it (from another of its devices).
+    pub from_me: bool,
+    /// The text, if any.
+    pub text: Option<String>,
+}
+
+/// What a phone saw, for tests to wait on.
+#[derive(Default)]
+struct Seen {
+    messages: Mutex<Vec<Received>>,
+    changed: Notify,
+}
+
+struct Collect(Arc<Seen>);
+
+impl EventHandler for Collect {
+    fn handle_event(&self, event: Arc<Event>) {
+        if let Event::Messages(batch) = &*event {
+            let mut m = self.0.messages.lock().unwrap_or_else(|p| p.into_inner());
+            for item in batch.messages.iter() {
+                let msg = &item.message;
+                let text = msg.conversation.clone().or_else(|| {
+                    msg.extended_text_message
+                        .as_option()
+                        .and_then(|e| e.text.clone())
+                });
+                m.push(Received {
+                    id: item.info.id.to_string(),
+                    chat: item.info.source.chat.to_non_ad_string(),
+                    from_me: item.info.source.is_from_me,
+                    text,
+                });
+            }
+            self.0.changed.notify_waiters();
+        }
+    }
+}
+
+/// A phone on the network.
+pub struct Phone {
+    server: Arc<Server>,
+    number: String,
+    client: Arc<Client>,
+    identity: KeyPair,
+    seen: Arc<Seen>,
+    handle: Mutex<Option<BotHandle>>,
+}
+
+impl Phone {
+    /// Start the primary device of the account `number` (registered on `server` already) and wait
+    /// until it is logged in.
+    pub(crate) async fn start(
+        server: Arc<Server>,
+        number: &str,
+        name: &str,
+    ) -> anyhow::Result<Self> {
+        let seen = Arc::new(Seen::default());
+        let url = format!("ws://{}/ws/chat", server.addr());
+        let bot = Bot::builder()
+            .with_backend(InMemoryBackend::new())
+            .with_transport_factory(TokioWebSocketTransportFactory::new().with_url(url))
+            .with_http_client(InProcessHttp(server.clone()))
+            .with_event_handler(Collect(seen.clone()))
+            .with_version(crate::VERSION)
+            .with_push_name(name)
+            .build()
+            .await
+            .context("build the phone's client")?;
+        let client = bot.client();
+        let pm = client.persistence_manager();
+        let lid = server
+            .state()
+            .accounts
+            .get(number)
+            .map(|a| a.lid.clone())
+            .context("no such account")?;
+        pm.process_command(DeviceCommand::SetId(Some(Jid::pn(number))))
+            .await;
+        pm.process_command(DeviceCommand::SetLid(Some(Jid::lid(lid))))
+            .await;
+        pm.flush().await.context("flush the phone's store")?;
+        let identity = pm.get_device_snapshot().identity_key.clone();
+        let handle = bot.spawn();
+        client
+            .wait_for_connected(LOGIN_WAIT)
+            .await
+            .map_err(|e| anyhow::anyhow!("the phone did not log in: {e:?}"))?;
+        server.keys_uploaded(number, 0, LOGIN_WAIT).await?;
+        Ok(Self {
+            server,
+            number: number.to_owned(),
+            client,
+            identity,
+            seen,
+            handle: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// The phone number (digits).
+    pub fn number(&self) -> &str {
+        &self.number
+    }
+
+    /// The underlying client, for flows this API does not cover yet.
+    pub fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    /// Scan a linking QR payload: the device showing it becomes a companion of this account.
+    pub fn scan(&self, qr: &str) -> anyhow::Result<()> {
+        crate::server::scan(&self.server, &self.number, &self.identity, qr).map(|_| ())
+    }
+
+    /// Send a text to the account `to` (digits); the message id.
+    pub async fn send_text(&self, to: &str, text: &str) -> anyhow::Result<String> {
+        let sent = self
+            .client
+            .send_text(Jid::pn(to), text)
+            .await
+            .map_err(|e| anyhow::anyhow!("send: {e:?}"))?;
+        Ok(sent.message_id.to_string())
+    }
+
+    /// Wait until a received message matches `pred`, at most `wait`.
+    pub async fn wait_for(
+        &self,
+        wait: Duration,
+        pred: impl Fn(&Received) -> bool,
+    ) -> anyhow::Result<Received> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let changed = self.seen.changed.notified();
+            if let Some(m) = self
+                .seen
+                .messages
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find(|m| pred(m))
+            {
+                return Ok(m.clone());
+            }
+            tokio::time::timeout_at(deadline, changed)
+                .await
+                .context("no such message arrived in time")?;
+        }
+    }
+
+    /// Stop the phone's client.
+    pub async fn stop(&self) {
+        let handle = self.handle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = handle {
+            let _ = tokio::time::timeout(Duration::from_secs(5), h.shutdown()).await;
+        }
+    }
+}
+
+/// The phone's HTTP: straight to the server's media host, in process.
+struct InProcessHttp(Arc<Server>);
+
+#[whatsapp_rust::async_trait]
+impl HttpClient for InProcessHttp {
+    async fn execute(&self, request: HttpRequest) -> anyhow::Result<HttpResponse> {
+        let rest = request
+            .url
+            .split_once("://")
+            .map_or(request.url.as_str(), |(_, r)| r);
+        let path = rest.find('/').map_or("/", |i| &rest[i..]);
+        let path = path.split('?').next().unwrap_or("/");
+        let method = if request.method == "POST" {
+            http::Method::POST
+        } else {
+            http::Method::GET
+        };
+        let (status, body) =
+            crate::server::media(&self.0, &method, path, request.body.unwrap_or_default());
+        Ok(HttpResponse {
+            status_code: status.as_u16(),
+            body: body.to_vec(),
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! The WhatsApp server of the test network: one loopback port for the chat socket and the
+//! media host. It keeps accounts (phone number + LID), their devices and prekeys, routes stanzas
+//! between devices, queues them for devices that are away, and injects the faults a test arms.
+
+mod http;
+mod iq;
+mod noise;
+mod pair;
+mod relay;
+mod session;
+mod socket;
+pub(crate) mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use self::noise::ServerKeys;
+use self::state::State;
+
+pub(crate) use self::http::handle as media;
+pub(crate) use self::pair::scan;
+
+/// The server: its keys, its state and where it listens.
+pub(crate) struct Server {
+    keys: ServerKeys,
+    state: Mutex<State>,
+    addr: SocketAddr,
+}
+
+impl Server {
+    /// Bind a free loopback port and serve until `stop` is cancelled.
+    pub(crate) async fn start(stop: CancellationToken) -> anyhow::Result<Arc<Self>> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let server = Arc::new(Self {
+            keys: ServerKeys::generate(),
+            state: Mutex::new(State::default()),
+            addr: listener.local_addr()?,
+        });
+        let accept = server.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    conn = listener.accept() => match conn {
+                        Ok((stream, _)) => {
+                            let _ = stream.set_nodelay(true);
+                            tokio::spawn(socket::serve(accept.clone(), stream));
+                        }
+                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+                    },
+                }
+            }
+        });
+        Ok(server)
+    }
+
+    /// Add the account `number` with its phone (device 0); its LID is derived from the number.
+    pub(crate) fn register(&self, number: &str, name: &str) -> anyhow::Result<()> {
+        let mut st = self.state();
+        anyhow::ensure!(!st.accounts.contains_key(number), "the account exists");
+        let mut account = state::Account {
+            lid: format!("9{number}"),
+            push_name: name.to_owned(),
+            next_device: 1,
+            ..Default::default()
+        };
+        account.devices.insert(0, state::Device::default());
+        st.accounts.insert(number.to_owned(), account);
+        Ok(())
+    }
+
+    /// Wait until the device `(number, device)` has uploaded its prekeys (others can then start
+    /// sessions with it), at most `wait`.
+    pub(crate) async fn keys_uploaded(
+        &self,
+        number: &str,
+        device: u16,
+        wait: std::time::Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let has = self
+                .state()
+                .accounts
+                .get(number)
+                .and_then(|a| a.devices.get(&device))
+                .is_some_and(|d| d.keys.is_some());
+            if has {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "the device did not upload its prekeys in time"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The state (poison-tolerant: a panicking test must not wedge the others).
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,150 @@
+//! Routing between devices: a message's per-device ciphertexts to each device it names (and the
+//! server ack to the sender), receipts back to the device that sent the message, and acks that
+//! release what a device has taken.
+
+use whatsapp_rust::wacore_binary::Node;
+use whatsapp_rust::{Jid, NodeBuilder};
+
+use super::Server;
+use super::state::{Addr, State};
+use crate::node::{attr, child, children, jid, now};
+
+/// The JID a device is known by in `from` (phone-number form).
+pub(crate) fn device_jid(addr: &Addr) -> String {
+    if addr.device == 0 {
+        format!("{}@s.whatsapp.net", addr.user)
+    } else {
+        format!("{}:{}@s.whatsapp.net", addr.user, addr.device)
+    }
+}
+
+/// A `<message>` from `from`: one stanza per addressed device, then the server ack.
+pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
+    let (Some(id), Some(to)) = (attr(node, "id"), jid(node, "to")) else {
+        return;
+    };
+    let mut st = server.state();
+    let notify = st
+        .accounts
+        .get(&from.user)
+        .map(|a| a.push_name.clone())
+        .unwrap_or_default();
+    let identity = child(node, "device-identity").cloned();
+    let mut targets: Vec<(Jid, Node)> = Vec::new();
+    if let Some(parts) = child(node, "participants") {
+        for t in children(parts) {
+            if let (Some(dev), Some(enc)) = (jid(t, "jid"), child(t, "enc")) {
+                targets.push((dev, enc.clone()));
+            }
+        }
+    } else if let Some(enc) = child(node, "enc") {
+        // A peer message (to the own phone) or a resend to one device: `to` is the device.
+        let dev = if attr(node, "category").as_deref() == Some("peer") {
+            Jid {
+                device: 0,
+                ..to.clone()
+            }
+        } else {
+            to.clone()
+        };
+        targets.push((dev, enc.clone()));
+    }
+    let t = now().to_string();
+    for (dev, enc) in targets {
+        let Some(addr) = st.addr_of(&dev) else {
+            continue;
+        };
+        if &addr == from {
+            continue;
+        }
+        let mut b = NodeBuilder::new("message")
+            .attr("from", device_jid(from))
+            .attr("id", id.clone())
+            .attr("t", t.clone())
+            .attr("type", attr(node, "type").unwrap_or_else(|| "text".into()));
+        if !notify.is_empty() {
+            b = b.attr("notify", notify.clone());
+        }
+        if let Some(c) = attr(node, "category") {
+            b = b.attr("category", c);
+        }
+        if addr.user == from.user && attr(node, "category").is_none() {
+            // The sender's own other device gets a copy of what was sent to `to`.
+            b = b.attr("recipient", to.to_non_ad_string());
+        }
+        let pkmsg = attr(&enc, "type").as_deref() == Some("pkmsg");
+        let mut kids = vec![enc];
+        if pkmsg && let Some(i) = &identity {
+            kids.push(i.clone());
+        }
+        st.deliver(&addr, id.clone(), "message", b.children(kids).build());
+    }
+    ack_sender(&mut st, from, &id, &to.to_non_ad_string());
+}
+
+/// The server's ack of a message to the device that sent it.
+fn ack_sender(st: &mut State, from: &Addr, id: &str, to: &str) {
+    if let Some(out) = st.online.get(from) {
+        let ack = NodeBuilder::new("ack")
+            .attr("class", "message")
+            .attr("id", id.to_owned())
+            .attr("from", to.to_owned())
+            .attr("t", now().to_string())
+            .build();
+        let _ = out.send(super::socket::Out::Node(ack));
+    }
+}
+
+/// A `<receipt>` from `from`: the messages it names are taken; delivery, read and retry
+/// receipts go on to the device that sent them.
+pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
+    let Some(id) = attr(node, "id") else {
+        return;
+    };
+    let mut st = server.state();
+    let mut ids = vec![id.clone()];
+    if let Some(list) = child(node, "list") {
+        ids.extend(children(list).iter().filter_map(|i| attr(i, "id")));
+    }
+    for i in &ids {
+        st.acknowledged(from, i, "message");
+    }
+    let kind = attr(node, "type").unwrap_or_default();
+    if matches!(
+        kind.as_str(),
+        "sender" | "hist_sync" | "peer_msg" | "server-error"
+    ) {
+        return;
+    }
+    let target = jid(node, "participant")
+        .filter(|_| jid(node, "to").is_some_and(|t| t.server.as_str() == "g.us"))
+        .or_else(|| jid(node, "to"));
+    let Some(author) = target.and_then(|t| st.addr_of(&t)) else {
+        return;
+    };
+    let mut b = NodeBuilder::new("receipt")
+        .attr("from", device_jid(from))
+        .attr("id", id.clone())
+        .attr("t", now().to_string());
+    if !kind.is_empty() {
+        b = b.attr("type", kind);
+    }
+    if let Some(r) = attr(node, "recipient") {
+        b = b.attr("recipient", r);
+    }
+    if let Some(c) = attr(node, "category") {
+        b = b.attr("category", c);
+    }
+    let kids = children(node).to_vec();
+    if !kids.is_empty() {
+        b = b.children(kids);
+    }
+    st.deliver(&author, id, "receipt", b.build());
+}
+
+/// An `<ack>` from `from`: the stanza it names is taken.
+pub(crate) fn ack(server: &Server, from: &Addr, node: &Node) {
+    if let (Some(id), Some(class)) = (attr(node, "id"), attr(node, "class")) {
+        server.state().acknowledged(from, &id, &class);
+    }
+}
