@@ -14,6 +14,8 @@ use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::types::events::{Event, EventHandler};
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 use whatsapp_rust::wacore::store::InMemoryBackend;
+use whatsapp_rust::waproto::buffa::MessageField;
+use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, Jid};
 
 use crate::server::Server;
@@ -137,8 +139,26 @@ impl Phone {
     }
 
     /// Scan a linking QR payload: the device showing it becomes a companion of this account.
+    /// As a phone does, this one then shares its app-state key with the new device (once the
+    /// device is up), which spares the device the wait for a share that would never come.
     pub fn scan(&self, qr: &str) -> anyhow::Result<()> {
-        crate::server::scan(&self.server, &self.number, &self.identity, qr).map(|_| ())
+        let device = crate::server::scan(&self.server, &self.number, &self.identity, qr)?.device;
+        let (server, client, number) = (
+            self.server.clone(),
+            self.client.clone(),
+            self.number.clone(),
+        );
+        tokio::spawn(async move {
+            if server
+                .keys_uploaded(&number, device, LOGIN_WAIT)
+                .await
+                .is_ok()
+                && let Err(e) = client.send_message(Jid::pn(&number), key_share()).await
+            {
+                tracing::warn!(error = ?e, "wanet: the phone could not share its app-state key");
+            }
+        });
+        Ok(())
     }
 
     /// Send a text to the account `to` (digits); the message id.
@@ -182,6 +202,39 @@ impl Phone {
         if let Some(h) = handle {
             let _ = tokio::time::timeout(Duration::from_secs(5), h.shutdown()).await;
         }
+    }
+}
+
+/// The app-state key share a phone sends its new companion (the key itself is never used: every
+/// app-state collection on this network is empty).
+fn key_share() -> wa::Message {
+    let mut key = [0u8; 32];
+    rand::fill(&mut key);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    wa::Message {
+        protocol_message: MessageField::some(wa::message::ProtocolMessage {
+            r#type: Some(wa::message::protocol_message::Type::APP_STATE_SYNC_KEY_SHARE),
+            app_state_sync_key_share: MessageField::some(wa::message::AppStateSyncKeyShare {
+                keys: vec![wa::message::AppStateSyncKey {
+                    key_id: MessageField::some(wa::message::AppStateSyncKeyId {
+                        key_id: Some(vec![0, 0, 0, 1, 0, 0]),
+                    }),
+                    key_data: MessageField::some(wa::message::AppStateSyncKeyData {
+                        key_data: Some(key.to_vec()),
+                        fingerprint: MessageField::some(wa::message::AppStateSyncKeyFingerprint {
+                            raw_id: Some(1),
+                            current_index: Some(0),
+                            device_indexes: vec![0],
+                        }),
+                        timestamp: Some(now_ms),
+                    }),
+                }],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
     }
 }
 

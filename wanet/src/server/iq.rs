@@ -10,7 +10,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use super::Server;
 use super::state::{Addr, Prekeys, State};
-use crate::node::{attr, bytes, child, child_bytes, children, error, jid, now, result};
+use crate::node::{attr, child, child_bytes, children, error, jid, now, result};
 
 /// Whether this is the `<active/>` passive IQ after which the offline queue is flushed.
 pub(crate) fn is_passive_active(iq: &Node) -> bool {
@@ -38,6 +38,9 @@ pub(crate) fn answer(server: &Server, from: &Addr, iq: &Node) -> Option<Node> {
         "w:sync:app:state" => app_state(iq),
         "w:m" => media_conn(server, iq),
         "md" => md(&mut st, from, iq),
+        "w:g2" if child(iq, "participating").is_some() => {
+            result(iq, vec![NodeBuilder::new("groups").build()])
+        }
         _ => result(iq, vec![]),
     })
 }
@@ -219,7 +222,7 @@ fn usync(st: &State, iq: &Node) -> Node {
 }
 
 /// An account's `<devices>`: the phone, each companion with its key index, and the key-index
-/// list naming them (unsigned: clients do not check its signature).
+/// list naming them.
 pub(crate) fn devices_node(account: &super::state::Account) -> Node {
     let list = account
         .devices
@@ -233,6 +236,17 @@ pub(crate) fn devices_node(account: &super::state::Account) -> Node {
             }
         })
         .collect::<Vec<_>>();
+    NodeBuilder::new("devices")
+        .children([
+            NodeBuilder::new("device-list").children(list).build(),
+            key_index_list(account),
+        ])
+        .build()
+}
+
+/// The account's key-index list: which companions it vouches for (unsigned: clients do not check
+/// its signature).
+pub(crate) fn key_index_list(account: &super::state::Account) -> Node {
     let indexes: Vec<u32> = account
         .devices
         .iter()
@@ -254,14 +268,9 @@ pub(crate) fn devices_node(account: &super::state::Account) -> Node {
         ..Default::default()
     }
     .encode_to_vec();
-    NodeBuilder::new("devices")
-        .children([
-            NodeBuilder::new("device-list").children(list).build(),
-            NodeBuilder::new("key-index-list")
-                .attr("ts", ts.to_string())
-                .bytes(signed)
-                .build(),
-        ])
+    NodeBuilder::new("key-index-list")
+        .attr("ts", ts.to_string())
+        .bytes(signed)
         .build()
 }
 
@@ -313,6 +322,5 @@ fn md(st: &mut State, from: &Addr, iq: &Node) -> Node {
         }
         st.pending.remove(&target);
     }
-    let _ = bytes;
     result(iq, vec![])
 }

@@ -93,6 +93,41 @@ fn countersigned(server: &Server, node: &Node) -> bool {
     {
         d.identity_blob = blob;
     }
+    // The account's other devices learn of the new one (they encrypt to it from now on).
+    let Some(account) = st.accounts.get(&addr.user) else {
+        return true;
+    };
+    let key_index = account.devices.get(&addr.device).map_or(0, |d| d.key_index);
+    let add = NodeBuilder::new("add")
+        .children([
+            NodeBuilder::new("device")
+                .attr("jid", super::relay::device_jid(&addr))
+                .attr("key-index", key_index.to_string())
+                .build(),
+            super::iq::key_index_list(account),
+        ])
+        .build();
+    let others: Vec<u16> = account
+        .devices
+        .keys()
+        .copied()
+        .filter(|d| *d != addr.device)
+        .collect();
+    for d in others {
+        let id = st.id();
+        let note = NodeBuilder::new("notification")
+            .attr("from", format!("{}@s.whatsapp.net", addr.user))
+            .attr("id", id.clone())
+            .attr("t", now().to_string())
+            .attr("type", "devices")
+            .children([add.clone()])
+            .build();
+        let to = Addr {
+            user: addr.user.clone(),
+            device: d,
+        };
+        st.deliver(&to, id, "notification", note);
+    }
     true
 }
 

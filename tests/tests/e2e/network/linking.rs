@@ -73,6 +73,9 @@ async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow:
         SyncState::Live
     );
     eprintln!("linked: scan → live in {took:?}; states {seen:?}");
+    // Not a speed budget (wazap-bench measures speed): a guard that no library wait was
+    // waited out, such as the 10 s whatsapp-rust grants a new device for its app-state key.
+    assert!(took < Duration::from_secs(8), "linking waited out a timeout: {took:?}");
 
     // A second link attempt while linked is refused and says why.
     let again = owner
