@@ -9,33 +9,8 @@ use wazap_shared::wire::SyncState;
 use wazap_shared::wire::system::Ping;
 use wazap_tests::Stack;
 
+use super::account_until;
 use crate::owner::Owner;
-
-/// Poll the dashboard's account until `done` holds for it, at most `wait`; every state seen.
-pub(crate) async fn account_until(
-    owner: &Owner,
-    gw: &wazap_tests::Gateway,
-    wait: Duration,
-    done: impl Fn(&serde_json::Value) -> bool,
-) -> anyhow::Result<(serde_json::Value, Vec<String>)> {
-    let deadline = Instant::now() + wait;
-    let mut seen: Vec<String> = Vec::new();
-    loop {
-        let a = owner.get(gw, "/api/account").await?.json;
-        let state = a["state"].as_str().unwrap_or_default().to_owned();
-        if seen.last() != Some(&state) {
-            seen.push(state);
-        }
-        if done(&a) {
-            return Ok((a, seen));
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "account stuck; states seen: {seen:?}, last: {a}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[tokio::test]
 async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow::Result<()> {
@@ -75,7 +50,10 @@ async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow:
     eprintln!("linked: scan → live in {took:?}; states {seen:?}");
     // Not a speed budget (wazap-bench measures speed): a guard that no library wait was
     // waited out, such as the 10 s whatsapp-rust grants a new device for its app-state key.
-    assert!(took < Duration::from_secs(8), "linking waited out a timeout: {took:?}");
+    assert!(
+        took < Duration::from_secs(8),
+        "linking waited out a timeout: {took:?}"
+    );
 
     // A second link attempt while linked is refused and says why.
     let again = owner

@@ -2,4 +2,73 @@
 //! a loopback websocket and simulated phones that are real whatsapp-rust clients.
 
 mod linking;
+mod messages;
 mod phones;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wanet::{Network, Phone};
+use wazap_tests::{Gateway, Stack};
+
+use crate::owner::Owner;
+
+/// The account number of the phone the worker links to.
+pub(crate) const OWNER: &str = "15550000001";
+
+/// A worker and gateway on `net`, linked to `phone` from the dashboard, live.
+pub(crate) struct Linked {
+    pub(crate) stack: Stack,
+    pub(crate) gw: Gateway,
+    pub(crate) owner: Owner,
+}
+
+impl Linked {
+    /// Start a worker on `net`, link `phone` by QR from the dashboard and wait until it is live.
+    pub(crate) async fn start(net: &Network, phone: &Phone) -> anyhow::Result<Self> {
+        let stack = Stack::whatsapp(&net.url()).await?;
+        let gw = stack.gateway(&[]).await?;
+        let owner = Owner::login(&stack, &gw).await?;
+        let a = owner
+            .post(&gw, "/api/account", json!({"action": "pair_with_qr"}))
+            .await?;
+        anyhow::ensure!(a.status == 200, "pair_with_qr: {}", a.text);
+        let (a, _) = account_until(&owner, &gw, Duration::from_secs(10), |a| {
+            a["qr"].as_str().is_some()
+        })
+        .await?;
+        phone.scan(a["qr"].as_str().unwrap_or_default())?;
+        account_until(&owner, &gw, Duration::from_secs(30), |a| {
+            a["state"] == "live"
+        })
+        .await?;
+        Ok(Self { stack, gw, owner })
+    }
+}
+
+/// Poll the dashboard's account until `done` holds for it, at most `wait`; it, and every state
+/// seen on the way.
+pub(crate) async fn account_until(
+    owner: &Owner,
+    gw: &Gateway,
+    wait: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<(Value, Vec<String>)> {
+    let deadline = Instant::now() + wait;
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        let a = owner.get(gw, "/api/account").await?.json;
+        let state = a["state"].as_str().unwrap_or_default().to_owned();
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
+        if done(&a) {
+            return Ok((a, seen));
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "account stuck; states seen: {seen:?}, last: {a}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

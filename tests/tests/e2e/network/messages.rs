@@ -1,0 +1,72 @@
+//! Messages both ways through the linked worker: a contact's DM lands in the archive and reads
+//! through `/mcp`; `send_message` reaches the contact's phone (and the owner's phone, as its
+//! own sent message) and the journal says `accepted` on WhatsApp's server ack.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wanet::Network;
+use wazap_shared::wire::grants::SendMode;
+
+use super::{Linked, OWNER};
+
+const BOB: &str = "15550000002";
+
+#[tokio::test]
+async fn a_dm_reads_through_mcp_and_a_send_reaches_the_phone() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let bob = net.phone(BOB, "Bob").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let (_, token) =
+        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+    let mcp = linked.gw.mcp(&token).await?;
+
+    bob.send_text(OWNER, "hi from bob").await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let read = loop {
+        let r = mcp
+            .call("read_messages", json!({"chat_id": format!("+{BOB}")}))
+            .await?;
+        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| !m.is_empty()) {
+            break r.ok().clone();
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the DM never reached the archive"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let msg = &read["messages"][0];
+    assert_eq!(msg["text"], "hi from bob");
+    assert_eq!(msg["from_me"], false);
+    let chat_id = read["chat_id"].as_str().expect("chat_id").to_owned();
+
+    let sent = mcp
+        .call(
+            "send_message",
+            json!({"chat_id": chat_id, "request_id": "net-1", "text": "hello bob"}),
+        )
+        .await?;
+    assert_eq!(sent.ok()["state"], "accepted", "{:?}", sent.ok());
+    let got = bob
+        .wait_for(Duration::from_secs(10), |m| {
+            m.text.as_deref() == Some("hello bob")
+        })
+        .await?;
+    assert_eq!(got.chat, format!("{OWNER}@s.whatsapp.net"));
+    assert!(!got.from_me);
+    let mine = phone
+        .wait_for(Duration::from_secs(10), |m| {
+            m.text.as_deref() == Some("hello bob")
+        })
+        .await?;
+    assert!(
+        mine.from_me,
+        "the owner's phone shows it as sent by the account"
+    );
+    assert_eq!(mine.id, got.id, "one message, one id on every device");
+    phone.stop().await;
+    bob.stop().await;
+    Ok(())
+}
