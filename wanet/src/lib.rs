@@ -52,6 +52,19 @@ impl Network {
     }
 }
 
+impl Network {
+    /// The ids of the messages the device `(number, device)` has not acknowledged yet (neither
+    /// a delivery receipt nor an ack): what the server would deliver again on its next login.
+    pub fn unacknowledged(&self, number: &str, device: u16) -> Vec<String> {
+        self.server.unacknowledged(number, device)
+    }
+
+    /// The companion devices linked to the account `number`.
+    pub fn companions(&self, number: &str) -> Vec<u16> {
+        self.server.companions(number)
+    }
+}
+
 impl Drop for Network {
     fn drop(&mut self) {
         self.stop.cancel();

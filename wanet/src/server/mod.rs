@@ -99,6 +99,33 @@ impl Server {
         }
     }
 
+    /// The message ids `(number, device)` has not acknowledged.
+    pub(crate) fn unacknowledged(&self, number: &str, device: u16) -> Vec<String> {
+        let addr = state::Addr {
+            user: number.to_owned(),
+            device,
+        };
+        self.state()
+            .pending
+            .get(&addr)
+            .map(|q| {
+                q.iter()
+                    .filter(|s| s.class == "message")
+                    .map(|s| s.id.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The companion device ids of `number`.
+    pub(crate) fn companions(&self, number: &str) -> Vec<u16> {
+        self.state()
+            .accounts
+            .get(number)
+            .map(|a| a.devices.keys().copied().filter(|d| *d != 0).collect())
+            .unwrap_or_default()
+    }
+
     /// Where it listens.
     pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
