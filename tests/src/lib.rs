@@ -36,7 +36,8 @@ pub fn nats_url() -> String {
     std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
 }
 
-fn random_hex(bytes: usize) -> String {
+/// `bytes` random bytes as hex (test names, prefixes).
+pub fn random_hex(bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     getrandom::fill(&mut b).expect("random bytes");
     b.iter().map(|x| format!("{x:02x}")).collect()

@@ -59,6 +59,16 @@ impl Network {
         self.server.unacknowledged(number, device)
     }
 
+    /// Handshakes this server began (answered a client hello) and completed (read a client's
+    /// login payload). A client that refuses the server's certificate begins and never completes.
+    pub fn handshakes(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.server.hellos.load(Relaxed),
+            self.server.handshakes.load(Relaxed),
+        )
+    }
+
     /// The companion devices linked to the account `number`.
     pub fn companions(&self, number: &str) -> Vec<u16> {
         self.server.companions(number)

@@ -26,6 +26,9 @@ pub(crate) use self::pair::scan;
 /// The server: its keys, its state and where it listens.
 pub(crate) struct Server {
     keys: ServerKeys,
+    /// Handshakes begun (a client hello answered) and completed (a login payload read).
+    pub(crate) hellos: std::sync::atomic::AtomicU64,
+    pub(crate) handshakes: std::sync::atomic::AtomicU64,
     state: Mutex<State>,
     addr: SocketAddr,
 }
@@ -36,6 +39,8 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let server = Arc::new(Self {
             keys: ServerKeys::generate(),
+            hellos: Default::default(),
+            handshakes: Default::default(),
             state: Mutex::new(State::default()),
             addr: listener.local_addr()?,
         });

@@ -2,6 +2,7 @@
 //! plain HTTP (the media host and `sw.js`), told apart by the request line.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use anyhow::Context as _;
 use futures::{SinkExt as _, StreamExt as _};
@@ -57,8 +58,14 @@ async fn chat_socket(server: Arc<Server>, stream: TcpStream) -> anyhow::Result<(
         }
         match responder.feed(msg.as_payload())? {
             Step::More => {}
-            Step::Reply(bytes) => ws.send(Message::binary(bytes)).await?,
-            Step::Done(framed, payload) => break (framed, payload),
+            Step::Reply(bytes) => {
+                server.hellos.fetch_add(1, Ordering::Relaxed);
+                ws.send(Message::binary(bytes)).await?;
+            }
+            Step::Done(framed, payload) => {
+                server.handshakes.fetch_add(1, Ordering::Relaxed);
+                break (framed, payload);
+            }
         }
     };
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
