@@ -69,6 +69,33 @@ impl Network {
         )
     }
 
+    /// The phone removes its companion `device` (Linked devices → Log out): the device is told
+    /// it was removed and refused from then on.
+    pub fn unlink(&self, number: &str, device: u16) {
+        self.server.unlink(number, device);
+    }
+
+    /// Another client takes over the device's connection (WhatsApp's "stream replaced"). False
+    /// when the device was not connected.
+    pub fn take_over(&self, number: &str, device: u16) -> bool {
+        self.server.end_socket(
+            number,
+            device,
+            Some(server::stream_error_conflict("replaced")),
+        )
+    }
+
+    /// The device's socket drops, as a network fault would (no goodbye). False when it was not
+    /// connected.
+    pub fn drop_socket(&self, number: &str, device: u16) -> bool {
+        self.server.end_socket(number, device, None)
+    }
+
+    /// Whether the device is logged in now.
+    pub fn is_online(&self, number: &str, device: u16) -> bool {
+        self.server.is_online(number, device)
+    }
+
     /// The companion devices linked to the account `number`.
     pub fn companions(&self, number: &str) -> Vec<u16> {
         self.server.companions(number)

@@ -22,6 +22,7 @@ use self::state::State;
 
 pub(crate) use self::http::handle as media;
 pub(crate) use self::pair::scan;
+pub(crate) use self::session::stream_error_conflict;
 
 /// The server: its keys, its state and where it listens.
 pub(crate) struct Server {
@@ -129,6 +130,55 @@ impl Server {
             .get(number)
             .map(|a| a.devices.keys().copied().filter(|d| *d != 0).collect())
             .unwrap_or_default()
+    }
+
+    /// Say `node` to the device's socket (if it is up), then close it.
+    pub(crate) fn end_socket(
+        &self,
+        number: &str,
+        device: u16,
+        last: Option<whatsapp_rust::wacore_binary::Node>,
+    ) -> bool {
+        let addr = state::Addr {
+            user: number.to_owned(),
+            device,
+        };
+        let Some(out) = self.state().online.remove(&addr) else {
+            return false;
+        };
+        if let Some(node) = last {
+            let _ = out.send(socket::Out::Node(node));
+        }
+        let _ = out.send(socket::Out::Drop);
+        true
+    }
+
+    /// The phone removes its companion `device`: the device is told it was removed (if up) and
+    /// refused from then on.
+    pub(crate) fn unlink(&self, number: &str, device: u16) {
+        {
+            let mut st = self.state();
+            if let Some(a) = st.accounts.get_mut(number) {
+                a.devices.remove(&device);
+            }
+            st.pending.remove(&state::Addr {
+                user: number.to_owned(),
+                device,
+            });
+        }
+        self.end_socket(
+            number,
+            device,
+            Some(session::stream_error_conflict("device_removed")),
+        );
+    }
+
+    /// Whether `(number, device)` is logged in.
+    pub(crate) fn is_online(&self, number: &str, device: u16) -> bool {
+        self.state().online.contains_key(&state::Addr {
+            user: number.to_owned(),
+            device,
+        })
     }
 
     /// Where it listens.

@@ -165,6 +165,7 @@ pub(crate) fn scan(
         },
     );
     let lid = account.lid.clone();
+    let name = account.push_name.clone();
     let blob = signed_identity(identity, &companion_identity, &adv_secret, key_index)?;
     let addr = Addr {
         user: phone.to_owned(),
@@ -185,6 +186,9 @@ pub(crate) fn scan(
                     .attr("lid", format!("{lid}:{device}@lid"))
                     .build(),
                 NodeBuilder::new("platform").attr("name", "android").build(),
+                // The account's name, which real WhatsApp hands over in app state (empty here):
+                // a device without one waits 10 s for app state at every login.
+                NodeBuilder::new("biz").attr("name", name).build(),
             ])
             .build()])
         .build();
