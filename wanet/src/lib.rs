@@ -20,6 +20,19 @@ pub use phone::{Phone, Received};
 /// The app version clients on this network announce (it serves no `sw.js`).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
 
+/// A fault the server injects into the next message a device sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Relay it, never acknowledge it.
+    NoAck,
+    /// Refuse it with this error code (a nack); nothing is relayed.
+    Nack(u16),
+    /// Close the sender's socket before relaying anything.
+    DropBeforeRelay,
+    /// Relay it, then close the sender's socket before the ack.
+    DropAfterRelay,
+}
+
 /// A running network. Dropping it stops the server.
 pub struct Network {
     server: Arc<server::Server>,
@@ -94,6 +107,11 @@ impl Network {
     /// Whether the device is logged in now.
     pub fn is_online(&self, number: &str, device: u16) -> bool {
         self.server.is_online(number, device)
+    }
+
+    /// Arm `fault` for the next message the device `(number, device)` sends.
+    pub fn arm(&self, number: &str, device: u16, fault: Fault) {
+        self.server.arm(number, device, fault);
     }
 
     /// The companion devices linked to the account `number`.

@@ -171,6 +171,15 @@ impl Phone {
         Ok(sent.message_id.to_string())
     }
 
+    /// Every message received so far (a redelivered one counts once per delivery).
+    pub fn received(&self) -> Vec<Received> {
+        self.seen
+            .messages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Wait until a received message matches `pred`, at most `wait`.
     pub async fn wait_for(
         &self,

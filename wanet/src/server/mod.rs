@@ -173,6 +173,15 @@ impl Server {
         );
     }
 
+    /// Arm a fault for the next message of `(number, device)`.
+    pub(crate) fn arm(&self, number: &str, device: u16, fault: crate::Fault) {
+        let addr = state::Addr {
+            user: number.to_owned(),
+            device,
+        };
+        self.state().faults.insert(addr, fault);
+    }
+
     /// Whether `(number, device)` is logged in.
     pub(crate) fn is_online(&self, number: &str, device: u16) -> bool {
         self.state().online.contains_key(&state::Addr {

@@ -6,7 +6,9 @@ use whatsapp_rust::wacore_binary::Node;
 use whatsapp_rust::{Jid, NodeBuilder};
 
 use super::Server;
+use super::socket::Out;
 use super::state::{Addr, State};
+use crate::Fault;
 use crate::node::{attr, child, children, jid, now};
 
 /// The JID a device is known by in `from` (phone-number form).
@@ -24,6 +26,14 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         return;
     };
     let mut st = server.state();
+    let fault = st.faults.remove(from);
+    match fault {
+        Some(Fault::DropBeforeRelay) => return drop_sender(&mut st, from),
+        Some(Fault::Nack(code)) => {
+            return ack_sender(&mut st, from, &id, &to.to_non_ad_string(), Some(code));
+        }
+        _ => {}
+    }
     let notify = st
         .accounts
         .get(&from.user)
@@ -79,19 +89,32 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         }
         st.deliver(&addr, id.clone(), "message", b.children(kids).build());
     }
-    ack_sender(&mut st, from, &id, &to.to_non_ad_string());
+    match fault {
+        Some(Fault::DropAfterRelay) => drop_sender(&mut st, from),
+        Some(Fault::NoAck) => {}
+        _ => ack_sender(&mut st, from, &id, &to.to_non_ad_string(), None),
+    }
 }
 
-/// The server's ack of a message to the device that sent it.
-fn ack_sender(st: &mut State, from: &Addr, id: &str, to: &str) {
+/// The server's ack of a message to the device that sent it (a nack with `error`).
+fn ack_sender(st: &mut State, from: &Addr, id: &str, to: &str, error: Option<u16>) {
     if let Some(out) = st.online.get(from) {
-        let ack = NodeBuilder::new("ack")
+        let mut ack = NodeBuilder::new("ack")
             .attr("class", "message")
             .attr("id", id.to_owned())
             .attr("from", to.to_owned())
-            .attr("t", now().to_string())
-            .build();
-        let _ = out.send(super::socket::Out::Node(ack));
+            .attr("t", now().to_string());
+        if let Some(code) = error {
+            ack = ack.attr("error", code.to_string());
+        }
+        let _ = out.send(Out::Node(ack.build()));
+    }
+}
+
+/// Close the sender's socket (a fault).
+fn drop_sender(st: &mut State, from: &Addr) {
+    if let Some(out) = st.online.remove(from) {
+        let _ = out.send(Out::Drop);
     }
 }
 

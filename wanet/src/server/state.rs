@@ -69,6 +69,8 @@ pub(crate) struct State {
     pub(crate) pairing: HashMap<String, Addr>,
     /// Encrypted media by direct path.
     pub(crate) media: HashMap<String, Vec<u8>>,
+    /// Faults armed for the next message a device sends.
+    pub(crate) faults: HashMap<Addr, crate::Fault>,
     /// Server-side ids handed out.
     pub(crate) next_id: u64,
 }

@@ -6,6 +6,7 @@ mod durable;
 mod linking;
 mod messages;
 mod phones;
+mod sending;
 mod session;
 
 use std::time::{Duration, Instant};

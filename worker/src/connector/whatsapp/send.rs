@@ -54,8 +54,14 @@ impl Acks {
         self.lock().remove(id);
     }
 
-    /// Feed one client event: a message-class `ServerAck` resolves its waiter.
+    /// Feed one client event: a message-class `ServerAck` resolves its waiter; a disconnect
+    /// ends every wait at once (an ack never arrives on a later connection), so those sends
+    /// read `outcome_unknown` now rather than after [`ACK_WAIT`].
     pub fn on_event(&self, event: &Event) {
+        if let Event::Disconnected(_) = event {
+            self.lock().clear();
+            return;
+        }
         let Event::ServerAck(ack) = event else {
             return;
         };

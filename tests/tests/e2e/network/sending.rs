@@ -1,0 +1,115 @@
+//! Sends against a server that misbehaves: a nack, a socket dropped after the stanza reached the
+//! server (no ack), a socket dropped before. The journal's state is what the contract says, and a
+//! retry with the same `request_id` never transmits a second message.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wanet::{Fault, Network, Phone};
+use wazap_shared::wire::grants::SendMode;
+use wazap_tests::Mcp;
+
+use super::{Linked, OWNER, account_until};
+
+const ERIN: &str = "15550000005";
+
+/// A linked worker, Erin's phone, an MCP client that may send, and Erin's chat id.
+async fn setup(net: &Network) -> anyhow::Result<(Linked, Phone, Phone, Mcp, String)> {
+    let phone = net.phone(OWNER, "Owner").await?;
+    let erin = net.phone(ERIN, "Erin").await?;
+    let linked = Linked::start(net, &phone).await?;
+    let (_, token) =
+        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+    let mcp = linked.gw.mcp(&token).await?;
+    erin.send_text(OWNER, "hello").await?;
+    let chat = loop {
+        let r = mcp
+            .call("read_messages", json!({"chat_id": format!("+{ERIN}")}))
+            .await?;
+        if !r.is_error {
+            break r.ok()["chat_id"].as_str().unwrap_or_default().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    Ok((linked, phone, erin, mcp, chat))
+}
+
+async fn send(mcp: &Mcp, chat: &str, key: &str, text: &str) -> anyhow::Result<Value> {
+    Ok(mcp
+        .call(
+            "send_message",
+            json!({"chat_id": chat, "request_id": key, "text": text}),
+        )
+        .await?
+        .ok()
+        .clone())
+}
+
+/// The WhatsApp id the journal reserved for `key`.
+async fn journaled_id(linked: &Linked, key: &str) -> anyhow::Result<String> {
+    let db = linked.stack.pool.get().await?;
+    let row = db
+        .query_one(
+            "select wa_id from send_journal where request_id = $1",
+            &[&key],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
+#[tokio::test]
+async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twice()
+-> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let (linked, phone, erin, mcp, chat) = setup(&net).await?;
+    let device = net.companions(OWNER)[0];
+
+    // Refused by the server: nothing relayed, the outcome is not "accepted".
+    net.arm(OWNER, device, Fault::Nack(479));
+    let r = send(&mcp, &chat, "nack-1", "refused").await?;
+    assert_eq!(r["state"], "outcome_unknown", "{r}");
+
+    // The stanza reached the server and was relayed, then the socket dropped before the ack.
+    net.arm(OWNER, device, Fault::DropAfterRelay);
+    let r = send(&mcp, &chat, "drop-1", "relayed, never acked").await?;
+    assert_eq!(r["state"], "outcome_unknown", "{r}");
+    let got = erin
+        .wait_for(Duration::from_secs(10), |m| {
+            m.text.as_deref() == Some("relayed, never acked")
+        })
+        .await?;
+    assert_eq!(
+        got.id,
+        journaled_id(&linked, "drop-1").await?,
+        "the journaled id is the id the phone gets"
+    );
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(30), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    // The agent retries with the same key: the saved outcome, no second transmission.
+    let again = send(&mcp, &chat, "drop-1", "relayed, never acked").await?;
+    assert_eq!(again["state"], "outcome_unknown");
+    assert_eq!(again["duplicate"], true);
+
+    // A later send goes through; by then Erin has every message exactly once.
+    let ok = send(&mcp, &chat, "ok-1", "after the faults").await?;
+    assert_eq!(ok["state"], "accepted", "{ok}");
+    erin.wait_for(Duration::from_secs(10), |m| {
+        m.text.as_deref() == Some("after the faults")
+    })
+    .await?;
+    let texts: Vec<String> = erin.received().into_iter().filter_map(|m| m.text).collect();
+    assert_eq!(
+        texts
+            .iter()
+            .filter(|t| *t == "relayed, never acked")
+            .count(),
+        1,
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t == "refused"), "{texts:?}");
+    phone.stop().await;
+    erin.stop().await;
+    Ok(())
+}
