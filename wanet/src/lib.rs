@@ -42,8 +42,18 @@ pub struct Network {
 impl Network {
     /// Start a server on a free loopback port.
     pub async fn start() -> anyhow::Result<Self> {
+        Self::start_on(([127, 0, 0, 1], 0).into()).await
+    }
+
+    /// Start a server on `addr` (a loopback address: this network never listens beyond this
+    /// machine).
+    pub async fn start_on(addr: std::net::SocketAddr) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            addr.ip().is_loopback(),
+            "the test network listens on loopback only"
+        );
         let stop = CancellationToken::new();
-        let server = server::Server::start(stop.clone()).await?;
+        let server = server::Server::start(addr, stop.clone()).await?;
         Ok(Self { server, stop })
     }
 

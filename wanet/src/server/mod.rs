@@ -35,9 +35,12 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// Bind a free loopback port and serve until `stop` is cancelled.
-    pub(crate) async fn start(stop: CancellationToken) -> anyhow::Result<Arc<Self>> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+    /// Bind `addr` and serve until `stop` is cancelled.
+    pub(crate) async fn start(
+        addr: SocketAddr,
+        stop: CancellationToken,
+    ) -> anyhow::Result<Arc<Self>> {
+        let listener = TcpListener::bind(addr).await?;
         let server = Arc::new(Self {
             keys: ServerKeys::generate(),
             hellos: Default::default(),

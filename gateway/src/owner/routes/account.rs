@@ -98,6 +98,12 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
                 body.push_str(r#"<p>On the phone: WhatsApp → Settings → Linked devices → Link a device, then scan:</p><figure class="qr">"#);
                 body.push_str(&svg);
                 body.push_str("</figure>");
+                // The same payload as text, for a phone that cannot point a camera at the screen
+                // (the simulated phones of the WhatsApp test network, `scripts/dev --phone`).
+                body.push_str(&format!(
+                    r#"<details><summary>The QR code as text</summary><code id="qr-text">{}</code></details>"#,
+                    esc(account.qr.as_deref().unwrap_or_default())
+                ));
             }
             None => body.push_str(
                 r#"<p><button type="button" class="account-action" data-action="pair_with_qr">Show a QR code</button></p>"#,
