@@ -6,6 +6,7 @@
 //! WhatsApp clone. A client connects to it only when built with whatsapp-rust's
 //! `danger-skip-cert-chain-verify` feature, which only test targets enable.
 
+mod history;
 mod node;
 mod phone;
 mod server;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
+pub use history::HistoryChat;
 pub use phone::{Phone, Received};
 
 /// The app version clients on this network announce (it serves no `sw.js`).

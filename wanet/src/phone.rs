@@ -171,6 +171,16 @@ impl Phone {
         Ok(sent.message_id.to_string())
     }
 
+    /// Push `chats` to this account's companions as the history a phone sends after linking
+    /// (one initial-bootstrap page, inline).
+    pub async fn push_history(&self, chats: &[crate::HistoryChat]) -> anyhow::Result<()> {
+        self.client
+            .send_message(Jid::pn(&self.number), crate::history::notification(chats))
+            .await
+            .map_err(|e| anyhow::anyhow!("push history: {e:?}"))?;
+        Ok(())
+    }
+
     /// Every message received so far (a redelivered one counts once per delivery).
     pub fn received(&self) -> Vec<Received> {
         self.seen

@@ -3,6 +3,7 @@
 
 mod certificate;
 mod durable;
+mod history;
 mod linking;
 mod messages;
 mod phones;

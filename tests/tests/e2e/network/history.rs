@@ -1,0 +1,83 @@
+//! History the phone pushes after linking lands through the batch path and reads through `/mcp`
+//! like live messages, with their own ids, order and direction.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wanet::{HistoryChat, Network};
+use wazap_shared::wire::grants::ReadScope;
+
+use super::{Linked, OWNER};
+
+#[tokio::test]
+async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let day = 86_400;
+    phone
+        .push_history(&[
+            HistoryChat {
+                with: "15550000006".into(),
+                messages: vec![
+                    ("H1".into(), false, now - 3 * day, "old question".into()),
+                    ("H2".into(), true, now - 3 * day + 60, "old answer".into()),
+                    ("H3".into(), false, now - 2 * day, "thanks".into()),
+                ],
+            },
+            HistoryChat {
+                with: "15550000007".into(),
+                messages: vec![("H4".into(), false, now - 5 * day, "from long ago".into())],
+            },
+        ])
+        .await?;
+
+    let mcp = linked
+        .gw
+        .mcp(&linked.stack.token(ReadScope::all()).await?)
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let read = loop {
+        let r = mcp
+            .call("read_messages", json!({"chat_id": "+15550000006"}))
+            .await?;
+        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| m.len() == 3) {
+            break r.ok().clone();
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the history never reached the archive"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let none = Vec::new();
+    let texts: Vec<(&str, bool)> = read["messages"]
+        .as_array()
+        .unwrap_or(&none)
+        .iter()
+        .map(|m| {
+            (
+                m["text"].as_str().unwrap_or_default(),
+                m["from_me"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    // The page reads oldest first, as a chat does.
+    assert_eq!(
+        texts,
+        [
+            ("old question", false),
+            ("old answer", true),
+            ("thanks", false)
+        ]
+    );
+    let other = mcp
+        .call("read_messages", json!({"chat_id": "+15550000007"}))
+        .await?;
+    assert_eq!(other.ok()["messages"][0]["text"], "from long ago");
+    phone.stop().await;
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! History a phone pushes to its companion: the `HistorySync` protobuf, zlib-wrapped (stored
+//! blocks: the client inflates whatever deflate it gets), inline in a history-sync notification
+//! the phone sends to its own account, as phones do right after linking.
+
+use whatsapp_rust::waproto::buffa::{Message as _, MessageField};
+use whatsapp_rust::waproto::whatsapp as wa;
+
+/// One chat's history: the contact's number and its messages, oldest first.
+#[derive(Debug, Clone)]
+pub struct HistoryChat {
+    /// The contact (digits).
+    pub with: String,
+    /// `(id, from_me, unix seconds, text)` per message.
+    pub messages: Vec<(String, bool, u64, String)>,
+}
+
+/// The notification message carrying `chats` as one initial-bootstrap page.
+pub(crate) fn notification(chats: &[HistoryChat]) -> wa::Message {
+    let conversations = chats
+        .iter()
+        .map(|c| {
+            let jid = format!("{}@s.whatsapp.net", c.with);
+            wa::Conversation {
+                id: jid.clone(),
+                messages: c
+                    .messages
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (id, from_me, at, text))| wa::HistorySyncMsg {
+                        message: MessageField::some(wa::WebMessageInfo {
+                            key: MessageField::some(wa::MessageKey {
+                                remote_jid: Some(jid.clone()),
+                                from_me: Some(*from_me),
+                                id: Some(id.clone()),
+                                participant: None,
+                            }),
+                            message: MessageField::some(wa::Message {
+                                conversation: Some(text.clone()),
+                                ..Default::default()
+                            }),
+                            message_timestamp: Some(*at),
+                            ..Default::default()
+                        }),
+                        msg_order_id: Some(i as u64 + 1),
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let sync = wa::HistorySync {
+        sync_type: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
+        conversations,
+        chunk_order: Some(1),
+        progress: Some(100),
+        ..Default::default()
+    };
+    let payload = zlib_stored(&sync.encode_to_vec());
+    wa::Message {
+        protocol_message: MessageField::some(wa::message::ProtocolMessage {
+            r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
+            history_sync_notification: MessageField::some(wa::message::HistorySyncNotification {
+                file_length: Some(payload.len() as u64),
+                sync_type: Some(wa::message::HistorySyncType::INITIAL_BOOTSTRAP),
+                chunk_order: Some(1),
+                progress: Some(100),
+                initial_hist_bootstrap_inline_payload: Some(payload),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// `data` as a zlib stream of stored (uncompressed) deflate blocks.
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let mut chunks = data.chunks(0xFFFF).peekable();
+    if chunks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xFF, 0xFF]);
+    }
+    while let Some(chunk) = chunks.next() {
+        out.push(u8::from(chunks.peek().is_none()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in data {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_zlib_inflates_to_the_input() {
+        for len in [0usize, 1, 70_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let z = zlib_stored(&data);
+            let back = whatsapp_rust::wacore_binary::zlib_pool::decompress_zlib_pooled(&z, 1 << 20)
+                .expect("inflate");
+            assert_eq!(back, data);
+        }
+    }
+}
