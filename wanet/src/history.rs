@@ -16,6 +16,31 @@ pub struct HistoryChat {
 
 /// The notification message carrying `chats` as one initial-bootstrap page.
 pub(crate) fn notification(chats: &[HistoryChat]) -> wa::Message {
+    page(
+        chats,
+        wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
+        wa::message::HistorySyncType::INITIAL_BOOTSTRAP,
+        None,
+    )
+}
+
+/// The answer to an on-demand request (`session`: the request's message id).
+pub(crate) fn on_demand(chats: &[HistoryChat], session: &str) -> wa::Message {
+    page(
+        chats,
+        wa::history_sync::HistorySyncType::ON_DEMAND,
+        wa::message::HistorySyncType::ON_DEMAND,
+        Some(session.to_owned()),
+    )
+}
+
+/// A history-sync notification carrying `chats` inline.
+fn page(
+    chats: &[HistoryChat],
+    kind: wa::history_sync::HistorySyncType,
+    note_kind: wa::message::HistorySyncType,
+    session: Option<String>,
+) -> wa::Message {
     let conversations = chats
         .iter()
         .map(|c| {
@@ -49,7 +74,7 @@ pub(crate) fn notification(chats: &[HistoryChat]) -> wa::Message {
         })
         .collect();
     let sync = wa::HistorySync {
-        sync_type: wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
+        sync_type: kind,
         conversations,
         chunk_order: Some(1),
         progress: Some(100),
@@ -61,10 +86,11 @@ pub(crate) fn notification(chats: &[HistoryChat]) -> wa::Message {
             r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
             history_sync_notification: MessageField::some(wa::message::HistorySyncNotification {
                 file_length: Some(payload.len() as u64),
-                sync_type: Some(wa::message::HistorySyncType::INITIAL_BOOTSTRAP),
+                sync_type: Some(note_kind),
                 chunk_order: Some(1),
                 progress: Some(100),
                 initial_hist_bootstrap_inline_payload: Some(payload),
+                peer_data_request_session_id: session,
                 ..Default::default()
             }),
             ..Default::default()
@@ -94,6 +120,54 @@ fn zlib_stored(data: &[u8]) -> Vec<u8> {
     }
     out.extend_from_slice(&((b << 16) | a).to_be_bytes());
     out
+}
+
+/// An on-demand history request a phone received from its companion.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    pub(crate) id: String,
+    pub(crate) chat: String,
+    pub(crate) oldest_ms: i64,
+    pub(crate) count: usize,
+}
+
+/// What `held` has for the request: its chat's messages older than the request's oldest, the
+/// newest `count` of them.
+pub(crate) fn older_than(held: &[HistoryChat], r: &Request) -> Vec<HistoryChat> {
+    let user = r.chat.split(['@', ':']).next().unwrap_or_default();
+    held.iter()
+        .filter(|c| c.with == user)
+        .map(|c| {
+            let mut messages: Vec<_> = c
+                .messages
+                .iter()
+                .filter(|m| (m.2 as i64) * 1000 < r.oldest_ms)
+                .cloned()
+                .collect();
+            let skip = messages.len().saturating_sub(r.count);
+            messages.drain(..skip);
+            HistoryChat {
+                with: c.with.clone(),
+                messages,
+            }
+        })
+        .collect()
+}
+
+/// The on-demand history request in `msg`, if it is one.
+pub(crate) fn request(id: &str, msg: &wa::Message) -> Option<Request> {
+    let pdo = msg
+        .protocol_message
+        .as_option()?
+        .peer_data_operation_request_message
+        .as_option()?;
+    let r = pdo.history_sync_on_demand_request.as_option()?;
+    Some(Request {
+        id: id.to_owned(),
+        chat: r.chat_jid.clone()?,
+        oldest_ms: r.oldest_msg_timestamp_ms.unwrap_or(i64::MAX),
+        count: usize::try_from(r.on_demand_msg_count.unwrap_or(50)).unwrap_or(50),
+    })
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
 pub use history::HistoryChat;
-pub use phone::{Phone, Received};
+pub use phone::{OnDemand, Phone, Received};
 
 /// The app version clients on this network announce (it serves no `sw.js`).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);

@@ -36,11 +36,20 @@ pub struct Received {
     pub text: Option<String>,
 }
 
+/// How a phone treats its companion's requests for older history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDemand {
+    /// Answer with what it holds older than the request's oldest message (maybe nothing).
+    Answer,
+    /// Never answer.
+    Ignore,
+}
+
 /// What a phone saw, for tests to wait on.
-#[derive(Default)]
 struct Seen {
     messages: Mutex<Vec<Received>>,
     changed: Notify,
+    requests: tokio::sync::mpsc::UnboundedSender<crate::history::Request>,
 }
 
 struct Collect(Arc<Seen>);
@@ -51,6 +60,10 @@ impl EventHandler for Collect {
             let mut m = self.0.messages.lock().unwrap_or_else(|p| p.into_inner());
             for item in batch.messages.iter() {
                 let msg = &item.message;
+                if let Some(r) = crate::history::request(&item.info.id, msg) {
+                    let _ = self.0.requests.send(r);
+                    continue;
+                }
                 let text = msg.conversation.clone().or_else(|| {
                     msg.extended_text_message
                         .as_option()
@@ -76,6 +89,8 @@ pub struct Phone {
     identity: KeyPair,
     seen: Arc<Seen>,
     handle: Mutex<Option<BotHandle>>,
+    older: Arc<Mutex<(OnDemand, Vec<crate::HistoryChat>)>>,
+    answered: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Phone {
@@ -86,7 +101,12 @@ impl Phone {
         number: &str,
         name: &str,
     ) -> anyhow::Result<Self> {
-        let seen = Arc::new(Seen::default());
+        let (requests, mut incoming) = tokio::sync::mpsc::unbounded_channel();
+        let seen = Arc::new(Seen {
+            messages: Mutex::default(),
+            changed: Notify::new(),
+            requests,
+        });
         let url = format!("ws://{}/ws/chat", server.addr());
         let bot = Bot::builder()
             .with_backend(InMemoryBackend::new())
@@ -118,6 +138,28 @@ impl Phone {
             .await
             .map_err(|e| anyhow::anyhow!("the phone did not log in: {e:?}"))?;
         server.keys_uploaded(number, 0, LOGIN_WAIT).await?;
+        let older = Arc::new(Mutex::new((OnDemand::Answer, Vec::new())));
+        let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (c, o, n, own) = (
+            client.clone(),
+            older.clone(),
+            answered.clone(),
+            number.to_owned(),
+        );
+        tokio::spawn(async move {
+            while let Some(r) = incoming.recv().await {
+                let page = {
+                    let o = o.lock().unwrap_or_else(|p| p.into_inner());
+                    (o.0 == OnDemand::Answer).then(|| crate::history::older_than(&o.1, &r))
+                };
+                if let Some(page) = page {
+                    let msg = crate::history::on_demand(&page, &r.id);
+                    if c.send_message(Jid::pn(&own), msg).await.is_ok() {
+                        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            }
+        });
         Ok(Self {
             server,
             number: number.to_owned(),
@@ -125,6 +167,8 @@ impl Phone {
             identity,
             seen,
             handle: Mutex::new(Some(handle)),
+            older,
+            answered,
         })
     }
 
@@ -179,6 +223,16 @@ impl Phone {
             .await
             .map_err(|e| anyhow::anyhow!("push history: {e:?}"))?;
         Ok(())
+    }
+
+    /// Keep `chats` as older history the phone hands out on request, and how it answers.
+    pub fn hold_older(&self, mode: OnDemand, chats: Vec<crate::HistoryChat>) {
+        *self.older.lock().unwrap_or_else(|p| p.into_inner()) = (mode, chats);
+    }
+
+    /// How many on-demand history requests the phone answered.
+    pub fn answered(&self) -> usize {
+        self.answered.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Every message received so far (a redelivered one counts once per delivery).

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wanet::{HistoryChat, Network};
+use wanet::{HistoryChat, Network, OnDemand};
 use wazap_shared::wire::grants::ReadScope;
 
 use super::{Linked, OWNER};
@@ -78,6 +78,86 @@ async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
         .call("read_messages", json!({"chat_id": "+15550000007"}))
         .await?;
     assert_eq!(other.ok()["messages"][0]["text"], "from long ago");
+    phone.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn reading_past_the_archive_asks_the_phone_and_says_what_came() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let day = 86_400;
+    let frank = "15550000008";
+    phone
+        .push_history(&[HistoryChat {
+            with: frank.into(),
+            messages: vec![
+                ("F3".into(), false, now - 2 * day, "recent".into()),
+                ("F4".into(), true, now - day, "more recent".into()),
+            ],
+        }])
+        .await?;
+    phone.hold_older(
+        OnDemand::Answer,
+        vec![HistoryChat {
+            with: frank.into(),
+            messages: vec![
+                ("F1".into(), false, now - 5 * day, "the oldest".into()),
+                ("F2".into(), false, now - 4 * day, "older".into()),
+            ],
+        }],
+    );
+    let mcp = linked
+        .gw
+        .mcp(&linked.stack.token(ReadScope::all()).await?)
+        .await?;
+    let chat = format!("+{frank}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let oldest = loop {
+        let r = mcp.call("read_messages", json!({"chat_id": chat})).await?;
+        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| m.len() == 2) {
+            break r.ok()["messages"][0]["message_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the history never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    let past = mcp
+        .call("read_messages", json!({"chat_id": chat, "before": oldest}))
+        .await?;
+    let past = past.ok();
+    assert_eq!(past["older"]["asked_phone"], true, "{past}");
+    assert_eq!(past["older"]["received"], 2, "{past}");
+    assert_eq!(phone.answered(), 1);
+    let all = mcp.call("read_messages", json!({"chat_id": chat})).await?;
+    let texts: Vec<String> = all.ok()["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|x| x["text"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(texts, ["the oldest", "older", "recent", "more recent"]);
+
+    // A phone that ignores the request: the read still answers, bounded, and says so.
+    phone.hold_older(OnDemand::Ignore, vec![]);
+    let first = all.ok()["messages"][0]["message_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let ignored = mcp
+        .call("read_messages", json!({"chat_id": chat, "before": first}))
+        .await?;
+    assert_eq!(ignored.ok()["older"]["asked_phone"], true);
+    assert_eq!(ignored.ok()["older"]["received"], 0);
     phone.stop().await;
     Ok(())
 }
