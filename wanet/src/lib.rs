@@ -121,6 +121,12 @@ impl Network {
         self.server.is_online(number, device)
     }
 
+    /// Deliver `node` to the device `(number, device)` as the server would (kept until the
+    /// device acknowledges it when it has an `id`): for stanzas no flow here produces.
+    pub fn inject(&self, number: &str, device: u16, node: whatsapp_rust::wacore_binary::Node) {
+        self.server.inject(number, device, node);
+    }
+
     /// Arm `fault` for the next message the device `(number, device)` sends.
     pub fn arm(&self, number: &str, device: u16, fault: Fault) {
         self.server.arm(number, device, fault);

@@ -176,6 +176,35 @@ impl Server {
         );
     }
 
+    /// Deliver a raw stanza to `(number, device)`.
+    pub(crate) fn inject(
+        &self,
+        number: &str,
+        device: u16,
+        node: whatsapp_rust::wacore_binary::Node,
+    ) {
+        let addr = state::Addr {
+            user: number.to_owned(),
+            device,
+        };
+        let mut st = self.state();
+        match crate::node::attr(&node, "id") {
+            Some(id) => {
+                let class: &'static str = match node.tag.as_ref() {
+                    "message" => "message",
+                    "receipt" => "receipt",
+                    _ => "notification",
+                };
+                st.deliver(&addr, id, class, node);
+            }
+            None => {
+                if let Some(out) = st.online.get(&addr) {
+                    let _ = out.send(socket::Out::Node(node));
+                }
+            }
+        }
+    }
+
     /// Arm a fault for the next message of `(number, device)`.
     pub(crate) fn arm(&self, number: &str, device: u16, fault: crate::Fault) {
         let addr = state::Addr {
