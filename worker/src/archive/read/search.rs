@@ -466,7 +466,7 @@ pub(crate) async fn cache_bytes(
 ) -> anyhow::Result<()> {
     let stmt = db
         .prepare_cached(
-            "update attachments set data = $3, size = coalesce(size, octet_length($3))
+            "update attachments set data = $3::bytea, size = coalesce(size, octet_length($3::bytea))
               where account_id = $1 and attachment_id = $2 and data is null",
         )
         .await?;
