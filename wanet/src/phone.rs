@@ -12,11 +12,12 @@ use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::store::commands::DeviceCommand;
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::types::events::{Event, EventHandler};
+use whatsapp_rust::wacore::download::MediaType;
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 use whatsapp_rust::wacore::store::InMemoryBackend;
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
-use whatsapp_rust::{Client, Jid};
+use whatsapp_rust::{Client, Jid, UploadOptions};
 
 use crate::server::Server;
 
@@ -32,8 +33,11 @@ pub struct Received {
     pub chat: String,
     /// Whether the account itself sent it (from another of its devices).
     pub from_me: bool,
-    /// The text, if any.
+    /// The text (or a media caption), if any.
     pub text: Option<String>,
+    /// The media kind when it carries a file (`image`, `video`, `audio`, `document`), and
+    /// whether an audio is a voice note (PTT).
+    pub media: Option<(&'static str, bool)>,
 }
 
 /// How a phone treats its companion's requests for older history.
@@ -48,6 +52,8 @@ pub enum OnDemand {
 /// What a phone saw, for tests to wait on.
 struct Seen {
     messages: Mutex<Vec<Received>>,
+    /// Received messages by id (for downloads).
+    bodies: Mutex<std::collections::HashMap<String, Arc<wa::Message>>>,
     changed: Notify,
     requests: tokio::sync::mpsc::UnboundedSender<crate::history::Request>,
 }
@@ -64,16 +70,52 @@ impl EventHandler for Collect {
                     let _ = self.0.requests.send(r);
                     continue;
                 }
-                let text = msg.conversation.clone().or_else(|| {
-                    msg.extended_text_message
-                        .as_option()
-                        .and_then(|e| e.text.clone())
-                });
+                let msg = &wacore_unwrap(msg);
+                let media = if msg.image_message.is_set() {
+                    Some(("image", false))
+                } else if msg.video_message.is_set() {
+                    Some(("video", false))
+                } else if let Some(a) = msg.audio_message.as_option() {
+                    Some(("audio", a.ptt.unwrap_or(false)))
+                } else if msg.document_message.is_set() {
+                    Some(("document", false))
+                } else {
+                    None
+                };
+                let text = msg
+                    .conversation
+                    .clone()
+                    .or_else(|| {
+                        msg.extended_text_message
+                            .as_option()
+                            .and_then(|e| e.text.clone())
+                    })
+                    .or_else(|| {
+                        msg.image_message
+                            .as_option()
+                            .and_then(|i| i.caption.clone())
+                    })
+                    .or_else(|| {
+                        msg.video_message
+                            .as_option()
+                            .and_then(|i| i.caption.clone())
+                    })
+                    .or_else(|| {
+                        msg.document_message
+                            .as_option()
+                            .and_then(|i| i.caption.clone())
+                    });
+                self.0
+                    .bodies
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(item.info.id.to_string(), Arc::new(msg.clone()));
                 m.push(Received {
                     id: item.info.id.to_string(),
                     chat: item.info.source.chat.to_non_ad_string(),
                     from_me: item.info.source.is_from_me,
                     text,
+                    media,
                 });
             }
             self.0.changed.notify_waiters();
@@ -104,6 +146,7 @@ impl Phone {
         let (requests, mut incoming) = tokio::sync::mpsc::unbounded_channel();
         let seen = Arc::new(Seen {
             messages: Mutex::default(),
+            bodies: Mutex::default(),
             changed: Notify::new(),
             requests,
         });
@@ -225,6 +268,60 @@ impl Phone {
         Ok(())
     }
 
+    /// Send a JPEG photo (with its caption and thumbnail) to the account `to`; the message id.
+    pub async fn send_image(
+        &self,
+        to: &str,
+        jpeg: Vec<u8>,
+        caption: &str,
+        thumbnail: Vec<u8>,
+    ) -> anyhow::Result<String> {
+        let up = self
+            .client
+            .upload(jpeg, MediaType::Image, UploadOptions::default())
+            .await
+            .context("upload")?;
+        let msg = whatsapp_rust::media::image_message(
+            up,
+            whatsapp_rust::media::ImageOptions {
+                caption: Some(caption.to_owned()),
+                jpeg_thumbnail: Some(thumbnail),
+                ..Default::default()
+            },
+        );
+        let sent = self
+            .client
+            .send_message(Jid::pn(to), msg)
+            .await
+            .map_err(|e| anyhow::anyhow!("send: {e:?}"))?;
+        Ok(sent.message_id.to_string())
+    }
+
+    /// Download and decrypt the file of the received message `id` (from the media host).
+    pub async fn download(&self, id: &str) -> anyhow::Result<Vec<u8>> {
+        let msg = self
+            .seen
+            .bodies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+            .context("no such message")?;
+        let d: &dyn whatsapp_rust::wacore::download::Downloadable =
+            if let Some(i) = msg.image_message.as_option() {
+                i
+            } else if let Some(a) = msg.audio_message.as_option() {
+                a
+            } else if let Some(v) = msg.video_message.as_option() {
+                v
+            } else if let Some(d) = msg.document_message.as_option() {
+                d
+            } else {
+                anyhow::bail!("the message carries no file");
+            };
+        self.client.download(d).await.context("download")
+    }
+
     /// Keep `chats` as older history the phone hands out on request, and how it answers.
     pub fn hold_older(&self, mode: OnDemand, chats: Vec<crate::HistoryChat>) {
         *self.older.lock().unwrap_or_else(|p| p.into_inner()) = (mode, chats);
@@ -335,4 +432,9 @@ impl HttpClient for InProcessHttp {
             body: body.to_vec(),
         })
     }
+}
+
+/// The message inside a device-sent wrapper (what the account sent from another device).
+fn wacore_unwrap(msg: &wa::Message) -> wa::Message {
+    whatsapp_rust::wacore::messages::unwrap_device_sent(msg.clone())
 }

@@ -6,6 +6,7 @@ mod certificate;
 mod durable;
 mod history;
 mod linking;
+mod media;
 mod messages;
 mod phones;
 mod sending;

@@ -1,0 +1,87 @@
+//! Media through the real media crypto and the media host: a contact's photo (with its
+//! thumbnail) reads as a preview and `get_attachment` downloads and decrypts the original over
+//! HTTP; a photo sent with `send_media` reaches the contact's phone, which decrypts the same bytes.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::json;
+use wanet::Network;
+use wazap_shared::wire::grants::SendMode;
+use wazap_tests::fixtures::jpeg_b64;
+
+use super::{Linked, OWNER};
+
+const IVY: &str = "15550000010";
+
+#[tokio::test]
+async fn photos_both_ways_through_the_media_host() -> anyhow::Result<()> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let ivy = net.phone(IVY, "Ivy").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let (_, token) =
+        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+    let mcp = linked.gw.mcp(&token).await?;
+
+    let photo = b64.decode(jpeg_b64(64, 48))?;
+    let thumb = b64.decode(jpeg_b64(8, 6))?;
+    ivy.send_image(OWNER, photo.clone(), "the view", thumb)
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (read, images) = loop {
+        let r = mcp
+            .call(
+                "read_messages",
+                json!({"chat_id": format!("+{IVY}"), "include_previews": true}),
+            )
+            .await?;
+        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| !m.is_empty()) {
+            break (r.ok().clone(), r.images.clone());
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the photo never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let msg = &read["messages"][0];
+    assert_eq!(msg["type"], "image", "{msg}");
+    assert_eq!(msg["attachment"]["caption"], "the view");
+    assert_eq!(images.len(), 1, "the thumbnail as a preview");
+    let attachment = msg["attachment"]["attachment_id"]
+        .as_str()
+        .expect("attachment_id")
+        .to_owned();
+    let got = mcp
+        .call("get_attachment", json!({"attachment_id": attachment}))
+        .await?;
+    assert!(!got.is_error, "{}", got.text);
+    let (_, data) = got.images.first().expect("the image itself");
+    assert_eq!(
+        b64.decode(data)?,
+        photo,
+        "downloaded and decrypted to the original"
+    );
+
+    let chat = read["chat_id"].as_str().unwrap_or_default().to_owned();
+    let out = b64.decode(jpeg_b64(40, 30))?;
+    let sent = mcp
+        .call(
+            "send_media",
+            json!({"chat_id": chat, "request_id": "photo-1", "kind": "image",
+                   "mime_type": "image/jpeg", "data_base64": b64.encode(&out), "caption": "for you"}),
+        )
+        .await?;
+    assert_eq!(sent.ok()["state"], "accepted", "{}", sent.text);
+    let recv = ivy
+        .wait_for(Duration::from_secs(10), |m| m.media.is_some())
+        .await?;
+    assert_eq!(recv.text.as_deref(), Some("for you"));
+    assert_eq!(
+        ivy.download(&recv.id).await?,
+        out,
+        "the phone decrypts the same bytes"
+    );
+    phone.stop().await;
+    ivy.stop().await;
+    Ok(())
+}
