@@ -59,6 +59,11 @@ pub struct TestDb {
 }
 
 impl TestDb {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Create an empty database with a random name.
     pub async fn create() -> anyhow::Result<Self> {
         let name = format!("wazap_t_{}", random_hex(8));

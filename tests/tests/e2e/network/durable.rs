@@ -63,3 +63,85 @@ async fn the_server_gets_the_ack_only_after_the_archive_commit() -> anyhow::Resu
     carol.stop().await;
     Ok(())
 }
+
+/// Make the test database refuse connections (and cut the ones open), or accept them again.
+async fn database_available(db: &str, yes: bool) -> anyhow::Result<()> {
+    let (admin, conn) =
+        tokio_postgres::connect(&wazap_tests::database_server_url(), tokio_postgres::NoTls).await?;
+    tokio::spawn(conn);
+    admin
+        .batch_execute(&format!("alter database {db} with allow_connections {yes}"))
+        .await?;
+    if !yes {
+        admin
+            .execute(
+                "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1",
+                &[&db],
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn messages_that_arrive_while_postgres_is_down_are_archived_once_when_it_returns()
+-> anyhow::Result<()> {
+    const N: usize = 500;
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let carol = net.phone(CAROL, "Carol").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let device = *net.companions(OWNER).first().expect("the worker's device");
+    let db = linked.stack.db.name().to_owned();
+
+    database_available(&db, false).await?;
+    let mut ids = Vec::with_capacity(N);
+    for i in 0..N {
+        ids.push(carol.send_text(OWNER, &format!("n{i:03}")).await?);
+    }
+    // Every one reached the owner's phone; none is acknowledged by the worker's device.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ids
+        .iter()
+        .any(|id| net.unacknowledged(OWNER, 0).contains(id))
+        || phone.received().len() < N
+    {
+        anyhow::ensure!(Instant::now() < deadline, "the phone did not get them all");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pending = net.unacknowledged(OWNER, device);
+    assert!(
+        ids.iter().all(|id| pending.contains(id)),
+        "the worker acknowledged messages it could not archive"
+    );
+
+    database_available(&db, true).await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = net.unacknowledged(OWNER, device).len();
+        if left == 0 {
+            break;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "{left} messages never acknowledged after Postgres returned"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let db = linked.stack.pool.get().await?;
+    let row = db
+        .query_one(
+            "select count(*), count(distinct text) from messages where text like 'n___'",
+            &[],
+        )
+        .await?;
+    let (rows, distinct): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!(
+        (rows, distinct),
+        (N as i64, N as i64),
+        "each archived exactly once"
+    );
+    phone.stop().await;
+    carol.stop().await;
+    Ok(())
+}

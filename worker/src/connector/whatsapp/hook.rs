@@ -3,8 +3,17 @@
 //! message of the batch. A failed commit returns `Err`: no ack, the server redelivers, and the
 //! archive's (chat, sender, id) key drops what was already stored. A message whose archived
 //! copy is an undecryptable placeholder takes the placeholder's place.
+//!
+//! WhatsApp redelivers what a device did not acknowledge only on a new connection, so after a
+//! failed commit [`Redeliver`] waits until Postgres answers again and reconnects (found with
+//! the test network: without it, messages that arrived while Postgres was down stayed out of
+//! the archive until some later reconnect).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
 
 use whatsapp_rust::types::events::InboundMessage;
 use whatsapp_rust::{Client, InboundDurabilityHook};
@@ -21,6 +30,58 @@ pub struct ArchiveHook {
     pub account: String,
     /// LID ↔ phone pairs already linked.
     pub linked: Arc<Linked>,
+    /// The reconnect after a failed commit.
+    pub redeliver: Redeliver,
+}
+
+/// After a failed commit: once Postgres answers again, reconnect (once, however many batches
+/// failed), so WhatsApp delivers again what this device did not acknowledge.
+#[derive(Clone)]
+pub struct Redeliver {
+    pool: Pool,
+    armed: Arc<AtomicBool>,
+}
+
+impl Redeliver {
+    /// A redeliverer probing `pool`.
+    pub fn new(pool: Pool) -> Self {
+        Self {
+            pool,
+            armed: Arc::default(),
+        }
+    }
+
+    /// Reconnect `client` as soon as the database answers (unless already waiting to).
+    pub fn arm(&self, client: Arc<Client>) {
+        if self.armed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (pool, armed) = (self.pool.clone(), self.armed.clone());
+        tokio::spawn(async move {
+            let mut delay = Duration::from_millis(250);
+            while !answers(&pool).await {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(10));
+            }
+            tracing::info!(
+                "the archive answers again; reconnecting so WhatsApp redelivers the messages it could not take"
+            );
+            armed.store(false, Ordering::SeqCst);
+            client.reconnect_immediately().await;
+        });
+    }
+}
+
+/// Whether Postgres answers a trivial query within a second.
+async fn answers(pool: &Pool) -> bool {
+    let probe = async {
+        let db = pool.get().await.ok()?;
+        db.simple_query("select 1").await.ok()
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), probe).await,
+        Ok(Some(_))
+    )
 }
 
 #[whatsapp_rust::async_trait]
@@ -30,15 +91,18 @@ impl InboundDurabilityHook for ArchiveHook {
         client: Arc<Client>,
         batch: &[InboundMessage],
     ) -> anyhow::Result<()> {
-        commit(
+        let result = commit(
             &self.archive,
             &self.account,
             &self.linked,
             Some(&client),
             batch,
         )
-        .await
-        .map(|_| ())
+        .await;
+        if result.is_err() {
+            self.redeliver.arm(client);
+        }
+        result.map(|_| ())
     }
 }
 

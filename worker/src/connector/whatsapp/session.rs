@@ -58,6 +58,8 @@ pub struct Shared {
     pub account: String,
     /// Where the client connects.
     pub network: Network,
+    /// The reconnect after a failed archive commit.
+    pub redeliver: super::hook::Redeliver,
     /// Archive work from events, in arrival order.
     work: mpsc::UnboundedSender<Arc<Event>>,
 }
@@ -71,6 +73,7 @@ impl Shared {
         network: Network,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<Arc<Event>>) {
         let (work, rx) = mpsc::unbounded_channel();
+        let redeliver = super::hook::Redeliver::new(pool.clone());
         let shared = Arc::new(Self {
             status: Mutex::new(Status::default()),
             client: RwLock::new(None),
@@ -81,6 +84,7 @@ impl Shared {
             linked: Arc::default(),
             account,
             network,
+            redeliver,
             work,
         });
         (shared, rx)
@@ -245,6 +249,7 @@ pub async fn start(
             archive: shared.archive.clone(),
             account: shared.account.clone(),
             linked: shared.linked.clone(),
+            redeliver: shared.redeliver.clone(),
         })
         .with_device_props(
             DevicePropsOverride::new()
