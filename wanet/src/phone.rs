@@ -229,13 +229,29 @@ impl Phone {
     /// As a phone does, this one then shares its app-state key with the new device (once the
     /// device is up), which spares the device the wait for a share that would never come.
     pub fn scan(&self, qr: &str) -> anyhow::Result<()> {
-        let device = crate::server::scan(&self.server, &self.number, &self.identity, qr)?.device;
+        let before = self.server.companions(&self.number).into_iter().max();
+        crate::server::scan(&self.server, &self.number, &self.identity, qr)?;
+        self.share_key_when_up(before);
+        Ok(())
+    }
+
+    /// Once a companion newer than `before` is up, share the app-state key with it, as a phone
+    /// does.
+    fn share_key_when_up(&self, before: Option<u16>) {
         let (server, client, number) = (
             self.server.clone(),
             self.client.clone(),
             self.number.clone(),
         );
         tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + LOGIN_WAIT;
+            let device = loop {
+                match server.companions(&number).into_iter().max() {
+                    Some(d) if Some(d) > before => break d,
+                    _ if tokio::time::Instant::now() >= deadline => return,
+                    _ => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            };
             if server
                 .keys_uploaded(&number, device, LOGIN_WAIT)
                 .await
@@ -245,6 +261,14 @@ impl Phone {
                 tracing::warn!(error = ?e, "wanet: the phone could not share its app-state key");
             }
         });
+    }
+
+    /// Type a pairing code shown by a device linking with this phone's number (Linked devices →
+    /// Link with phone number).
+    pub fn enter_code(&self, code: &str) -> anyhow::Result<()> {
+        let before = self.server.companions(&self.number).into_iter().max();
+        crate::server::enter_code(&self.server, &self.number, &self.identity, code)?;
+        self.share_key_when_up(before);
         Ok(())
     }
 

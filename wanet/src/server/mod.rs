@@ -21,7 +21,7 @@ use self::noise::ServerKeys;
 use self::state::State;
 
 pub(crate) use self::http::handle as media;
-pub(crate) use self::pair::scan;
+pub(crate) use self::pair::{enter_code, scan};
 pub(crate) use self::session::stream_error_conflict;
 
 /// The server: its keys, its state and where it listens.

@@ -67,6 +67,8 @@ pub(crate) struct State {
     pub(crate) unpaired: HashMap<String, mpsc::UnboundedSender<Out>>,
     /// `<pair-success>` IQs waiting for the companion's answer, by IQ id.
     pub(crate) pairing: HashMap<String, Addr>,
+    /// Companions waiting to link by pairing code, by pairing ref.
+    pub(crate) codes: HashMap<String, super::pair::CodeRequest>,
     /// Encrypted media by direct path.
     pub(crate) media: HashMap<String, Vec<u8>>,
     /// Faults armed for the next message a device sends.

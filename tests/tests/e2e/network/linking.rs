@@ -63,3 +63,35 @@ async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow:
     phone.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_phone_links_with_the_pairing_code_the_dashboard_shows() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone("15550000001", "Owner").await?;
+    let stack = Stack::whatsapp(&net.url()).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+    let a = owner
+        .post(
+            &gw,
+            "/api/account",
+            json!({"action": "pair_with_code", "phone": "+15550000001"}),
+        )
+        .await?;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let (a, _) = account_until(&owner, &gw, Duration::from_secs(10), |a| {
+        a["pairing_code"].as_str().is_some()
+    })
+    .await?;
+    let code = a["pairing_code"].as_str().unwrap_or_default().to_owned();
+    assert!(owner.get(&gw, "/account").await?.text.contains(&code));
+
+    phone.enter_code(&code)?;
+    account_until(&owner, &gw, Duration::from_secs(15), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    assert_eq!(net.companions("15550000001").len(), 1);
+    phone.stop().await;
+    Ok(())
+}
