@@ -1,6 +1,7 @@
 //! Media through the real media crypto and the media host: a contact's photo (with its
 //! thumbnail) reads as a preview and `get_attachment` downloads and decrypts the original over
-//! HTTP; a photo sent with `send_media` reaches the contact's phone, which decrypts the same bytes.
+//! HTTP; a photo sent with `send_media` and a voice note (PTT) reach the contact's phone, which
+//! decrypts the same bytes.
 
 use std::time::{Duration, Instant};
 
