@@ -127,6 +127,20 @@ impl Network {
         self.server.inject(number, device, node);
     }
 
+    /// Garble the next message the server delivers to `(number, device)`: it cannot decrypt it
+    /// (and asks the sender to resend).
+    pub fn garble_next_to(&self, number: &str, device: u16) {
+        self.server.state().garble.insert(server::state::Addr {
+            user: number.to_owned(),
+            device,
+        });
+    }
+
+    /// How many retry receipts (requests to resend) the server relayed.
+    pub fn retries(&self) -> u64 {
+        self.server.state().retries
+    }
+
     /// Arm `fault` for the next message the device `(number, device)` sends.
     pub fn arm(&self, number: &str, device: u16, fault: Fault) {
         self.server.arm(number, device, fault);

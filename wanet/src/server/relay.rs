@@ -83,6 +83,10 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
             b = b.attr("recipient", to.to_non_ad_string());
         }
         let pkmsg = attr(&enc, "type").as_deref() == Some("pkmsg");
+        let mut enc = enc;
+        if st.garble.remove(&addr) {
+            garble(&mut enc);
+        }
         let mut kids = vec![enc];
         if pkmsg && let Some(i) = &identity {
             kids.push(i.clone());
@@ -93,6 +97,15 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         Some(Fault::DropAfterRelay) => drop_sender(&mut st, from),
         Some(Fault::NoAck) => {}
         _ => ack_sender(&mut st, from, &id, &to.to_non_ad_string(), None),
+    }
+}
+
+/// Flip the ciphertext's last byte (in its MAC): the recipient cannot decrypt it.
+fn garble(enc: &mut Node) {
+    if let Some(whatsapp_rust::wacore_binary::NodeContent::Bytes(b)) = enc.content.as_mut() {
+        if let Some(last) = b.last_mut() {
+            *last ^= 0xA5;
+        }
     }
 }
 
@@ -133,6 +146,9 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
         st.acknowledged(from, i, "message");
     }
     let kind = attr(node, "type").unwrap_or_default();
+    if kind == "retry" {
+        st.retries += 1;
+    }
     if matches!(
         kind.as_str(),
         "sender" | "hist_sync" | "peer_msg" | "server-error"

@@ -142,10 +142,13 @@ fn summary(node: &Node) -> String {
         .map(|c| c.tag.to_string())
         .unwrap_or_default();
     format!(
-        "{} {} {} {}",
+        "{} {} {} {} {}",
         node.tag,
         attr(node, "type").unwrap_or_default(),
         attr(node, "xmlns").unwrap_or_default(),
-        first
+        first,
+        attr(node, "error")
+            .map(|e| format!("error={e}"))
+            .unwrap_or_default()
     )
 }

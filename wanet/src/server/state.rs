@@ -71,6 +71,10 @@ pub(crate) struct State {
     pub(crate) codes: HashMap<String, super::pair::CodeRequest>,
     /// Encrypted media by direct path.
     pub(crate) media: HashMap<String, Vec<u8>>,
+    /// Devices whose next delivered message is garbled (undecryptable).
+    pub(crate) garble: std::collections::HashSet<Addr>,
+    /// Retry receipts relayed (a device asking the sender to resend).
+    pub(crate) retries: u64,
     /// Faults armed for the next message a device sends.
     pub(crate) faults: HashMap<Addr, crate::Fault>,
     /// Server-side ids handed out.

@@ -9,6 +9,7 @@ mod linking;
 mod media;
 mod messages;
 mod phones;
+mod resend;
 mod sending;
 mod session;
 

@@ -1,0 +1,88 @@
+//! A message the worker's device cannot decrypt: it is archived as a placeholder, the device asks
+//! the sender to resend (a retry receipt through the server), the sender's phone resends it, and
+//! the real message takes the placeholder's place under the same `message_id`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wanet::Network;
+use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_tests::Mcp;
+
+use super::{Linked, OWNER};
+
+const KIM: &str = "15550000011";
+
+async fn messages(mcp: &Mcp) -> anyhow::Result<Vec<Value>> {
+    let r = mcp
+        .call("read_messages", json!({"chat_id": format!("+{KIM}")}))
+        .await?;
+    Ok(if r.is_error {
+        Vec::new()
+    } else {
+        r.ok()["messages"].as_array().cloned().unwrap_or_default()
+    })
+}
+
+#[tokio::test]
+async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let kim = net.phone(KIM, "Kim").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let device = net.companions(OWNER)[0];
+    let mcp = linked
+        .gw
+        .mcp(&linked.stack.token(ReadScope::all()).await?)
+        .await?;
+    kim.send_text(OWNER, "first").await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while messages(&mcp).await?.len() < 1 {
+        anyhow::ensure!(Instant::now() < deadline, "the first message never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // The worker answers, so Kim's session with its device is established (a plain `msg`).
+    let (_, token) =
+        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+    let sender = linked.gw.mcp(&token).await?;
+    let chat = sender
+        .call("read_messages", json!({"chat_id": format!("+{KIM}")}))
+        .await?
+        .ok()["chat_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let r = sender
+        .call(
+            "send_message",
+            json!({"chat_id": chat, "request_id": "r-1", "text": "hi kim"}),
+        )
+        .await?;
+    assert_eq!(r.ok()["state"], "accepted");
+    kim.wait_for(Duration::from_secs(10), |m| {
+        m.text.as_deref() == Some("hi kim")
+    })
+    .await?;
+
+    net.garble_next_to(OWNER, device);
+    kim.send_text(OWNER, "second, resent").await?;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let got = loop {
+        let m = messages(&mcp).await?;
+        if m.len() == 3 && m[2]["text"] == "second, resent" {
+            break m;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "never replaced: {m:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(net.retries() >= 1, "the device asked for a resend");
+    assert_eq!(
+        got.len(),
+        3,
+        "the placeholder was replaced, not kept beside: {got:?}"
+    );
+    phone.stop().await;
+    kim.stop().await;
+    Ok(())
+}
