@@ -95,3 +95,51 @@ async fn a_phone_links_with_the_pairing_code_the_dashboard_shows() -> anyhow::Re
     phone.stop().await;
     Ok(())
 }
+
+/// The dashboard in headless Chromium (`tests/browser/link.mjs`): the page's QR code, its text
+/// handed to the simulated phone, and the page saying `live`.
+#[tokio::test]
+async fn a_phone_links_through_the_dashboard_in_headless_chromium() -> anyhow::Result<()> {
+    use tokio::io::AsyncBufReadExt as _;
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser");
+    anyhow::ensure!(
+        dir.join("node_modules/playwright-core").exists(),
+        "tests/browser/node_modules is missing: run `npm ci` in tests/browser (see .ci/run)"
+    );
+    let artifacts =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts");
+    let net = Network::start().await?;
+    let phone = net.phone("15550000001", "Owner").await?;
+    let stack = Stack::whatsapp(&net.url()).await?;
+    let gw = stack.gateway(&[]).await?;
+    wazap_worker::owner::set_password(&stack.pool, crate::owner::PASSWORD).await?;
+    let mut child = tokio::process::Command::new("node")
+        .arg("link.mjs")
+        .current_dir(&dir)
+        .env("WAZAP_DASHBOARD", format!("http://{}", gw.owner_addr))
+        .env("WAZAP_PASSWORD", crate::owner::PASSWORD)
+        .env("WAZAP_ARTIFACTS", &artifacts)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut linked = false;
+    let run = async {
+        while let Some(line) = lines.next_line().await? {
+            if let Some(qr) = line.strip_prefix("QR ") {
+                phone.scan(qr)?;
+            } else if line == "LINKED live" {
+                linked = true;
+            }
+        }
+        anyhow::Ok(())
+    };
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .map_err(|_| anyhow::anyhow!("the browser script did not finish in 120 s"))??;
+    let status = child.wait().await?;
+    assert!(status.success(), "link.mjs failed (its stderr above)");
+    assert!(linked);
+    phone.stop().await;
+    Ok(())
+}
