@@ -102,10 +102,10 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
 
 /// Flip the ciphertext's last byte (in its MAC): the recipient cannot decrypt it.
 fn garble(enc: &mut Node) {
-    if let Some(whatsapp_rust::wacore_binary::NodeContent::Bytes(b)) = enc.content.as_mut() {
-        if let Some(last) = b.last_mut() {
-            *last ^= 0xA5;
-        }
+    if let Some(whatsapp_rust::wacore_binary::NodeContent::Bytes(b)) = enc.content.as_mut()
+        && let Some(last) = b.last_mut()
+    {
+        *last ^= 0xA5;
     }
 }
 
