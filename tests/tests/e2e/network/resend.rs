@@ -37,7 +37,7 @@ async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> an
         .await?;
     kim.send_text(OWNER, "first").await?;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while messages(&mcp).await?.len() < 1 {
+    while messages(&mcp).await?.is_empty() {
         anyhow::ensure!(Instant::now() < deadline, "the first message never arrived");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
