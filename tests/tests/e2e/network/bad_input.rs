@@ -2,16 +2,13 @@
 //! running, keeps the session live, archives what it can (an unnamed message type as `unknown`,
 //! never dropped) and the next message still lands.
 
-use std::time::{Duration, Instant};
-
-use serde_json::{Value, json};
+use serde_json::json;
 use wanet::Network;
-use wazap_shared::wire::grants::ReadScope;
 use whatsapp_rust::NodeBuilder;
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::{Linked, OWNER};
+use super::{Linked, OWNER, count, read_until};
 
 const HAL: &str = "15550000009";
 
@@ -22,10 +19,7 @@ async fn odd_stanzas_and_unnamed_message_types_are_survived() -> anyhow::Result<
     let hal = net.phone(HAL, "Hal").await?;
     let linked = Linked::start(&net, &phone).await?;
     let device = net.companions(OWNER)[0];
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
+    let mcp = linked.reader().await?;
 
     // A top-level stanza nobody defined, and a group event for a group the archive never saw.
     net.inject(
@@ -63,22 +57,11 @@ async fn odd_stanzas_and_unnamed_message_types_are_survived() -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     hal.send_text(OWNER, "still there?").await?;
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let messages: Vec<Value> = loop {
-        let r = mcp
-            .call("read_messages", json!({"chat_id": format!("+{HAL}")}))
-            .await?;
-        let m = if r.is_error {
-            Vec::new()
-        } else {
-            r.ok()["messages"].as_array().cloned().unwrap_or_default()
-        };
-        if m.len() == 2 {
-            break m;
-        }
-        anyhow::ensure!(Instant::now() < deadline, "got {m:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let read = read_until(&mcp, json!({"chat_id": format!("+{HAL}")}), |r| {
+        count(r) == 2
+    })
+    .await?;
+    let messages = &read["messages"];
     assert_eq!(messages[0]["type"], "unknown", "{messages:?}");
     assert_eq!(messages[1]["text"], "still there?");
     let a = linked.owner.get(&linked.gw, "/api/account").await?;

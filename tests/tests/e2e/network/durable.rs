@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wanet::Network;
-use wazap_shared::wire::grants::ReadScope;
 
 use super::{Linked, OWNER};
 
@@ -51,10 +50,7 @@ async fn the_server_gets_the_ack_only_after_the_archive_commit() -> anyhow::Resu
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
+    let mcp = linked.reader().await?;
     let read = mcp
         .call("read_messages", json!({"chat_id": format!("+{CAROL}")}))
         .await?;

@@ -1,13 +1,10 @@
 //! History the phone pushes after linking lands through the batch path and reads through `/mcp`
 //! like live messages, with their own ids, order and direction.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 use wanet::{HistoryChat, Network, OnDemand};
-use wazap_shared::wire::grants::ReadScope;
 
-use super::{Linked, OWNER};
+use super::{Linked, OWNER, count, read_until};
 
 #[tokio::test]
 async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
@@ -35,24 +32,8 @@ async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
         ])
         .await?;
 
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let read = loop {
-        let r = mcp
-            .call("read_messages", json!({"chat_id": "+15550000006"}))
-            .await?;
-        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| m.len() == 3) {
-            break r.ok().clone();
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the history never reached the archive"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let mcp = linked.reader().await?;
+    let read = read_until(&mcp, json!({"chat_id": "+15550000006"}), |r| count(r) == 3).await?;
     let none = Vec::new();
     let texts: Vec<(&str, bool)> = read["messages"]
         .as_array()
@@ -111,23 +92,13 @@ async fn reading_past_the_archive_asks_the_phone_and_says_what_came() -> anyhow:
             ],
         }],
     );
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
+    let mcp = linked.reader().await?;
     let chat = format!("+{frank}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let oldest = loop {
-        let r = mcp.call("read_messages", json!({"chat_id": chat})).await?;
-        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| m.len() == 2) {
-            break r.ok()["messages"][0]["message_id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the history never arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let read = read_until(&mcp, json!({"chat_id": chat}), |r| count(r) == 2).await?;
+    let oldest = read["messages"][0]["message_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
 
     let past = mcp
         .call("read_messages", json!({"chat_id": chat, "before": oldest}))

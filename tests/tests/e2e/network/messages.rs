@@ -2,13 +2,13 @@
 //! through `/mcp`; `send_message` reaches the contact's phone (and the owner's phone, as its
 //! own sent message) and the journal says `accepted` on WhatsApp's server ack.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use wanet::Network;
 use wazap_shared::wire::grants::SendMode;
 
-use super::{Linked, OWNER};
+use super::{Linked, OWNER, count, read_until};
 
 const BOB: &str = "15550000002";
 
@@ -23,20 +23,10 @@ async fn a_dm_reads_through_mcp_and_a_send_reaches_the_phone() -> anyhow::Result
     let mcp = linked.gw.mcp(&token).await?;
 
     bob.send_text(OWNER, "hi from bob").await?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let read = loop {
-        let r = mcp
-            .call("read_messages", json!({"chat_id": format!("+{BOB}")}))
-            .await?;
-        if !r.is_error && r.ok()["messages"].as_array().is_some_and(|m| !m.is_empty()) {
-            break r.ok().clone();
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the DM never reached the archive"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let read = read_until(&mcp, json!({"chat_id": format!("+{BOB}")}), |r| {
+        count(r) == 1
+    })
+    .await?;
     let msg = &read["messages"][0];
     assert_eq!(msg["text"], "hi from bob");
     assert_eq!(msg["from_me"], false);

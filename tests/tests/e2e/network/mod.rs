@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wanet::{Network, Phone};
-use wazap_tests::{Gateway, Stack};
+use wazap_shared::wire::grants::ReadScope;
+use wazap_tests::{Gateway, Mcp, Stack};
 
 use crate::owner::Owner;
 
@@ -52,6 +53,44 @@ impl Linked {
         .await?;
         Ok(Self { stack, gw, owner })
     }
+
+    /// An MCP client of a new connection that may read every chat.
+    pub(crate) async fn reader(&self) -> anyhow::Result<Mcp> {
+        self.gw
+            .mcp(&self.stack.token(ReadScope::all()).await?)
+            .await
+    }
+}
+
+/// `read_messages` with `args`, polled until `done` holds for its result, at most 10 s: the
+/// result (what arrives through the worker takes a few milliseconds to be archived).
+pub(crate) async fn read_until(
+    mcp: &Mcp,
+    args: Value,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = mcp.call("read_messages", args.clone()).await?;
+        let last = if r.is_error {
+            Value::Null
+        } else {
+            r.ok().clone()
+        };
+        if done(&last) {
+            return Ok(last);
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "read_messages {args} never matched; last: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The number of messages in a `read_messages` result (0 for none or an error).
+pub(crate) fn count(read: &Value) -> usize {
+    read["messages"].as_array().map_or(0, Vec::len)
 }
 
 /// Poll the dashboard's account until `done` holds for it, at most `wait`; it, and every state

@@ -2,27 +2,15 @@
 //! the sender to resend (a retry receipt through the server), the sender's phone resends it, and
 //! the real message takes the placeholder's place under the same `message_id`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use wanet::Network;
-use wazap_shared::wire::grants::{ReadScope, SendMode};
-use wazap_tests::Mcp;
+use wazap_shared::wire::grants::SendMode;
 
-use super::{Linked, OWNER};
+use super::{Linked, OWNER, count, read_until};
 
 const KIM: &str = "15550000011";
-
-async fn messages(mcp: &Mcp) -> anyhow::Result<Vec<Value>> {
-    let r = mcp
-        .call("read_messages", json!({"chat_id": format!("+{KIM}")}))
-        .await?;
-    Ok(if r.is_error {
-        Vec::new()
-    } else {
-        r.ok()["messages"].as_array().cloned().unwrap_or_default()
-    })
-}
 
 #[tokio::test]
 async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> anyhow::Result<()> {
@@ -31,16 +19,10 @@ async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> an
     let kim = net.phone(KIM, "Kim").await?;
     let linked = Linked::start(&net, &phone).await?;
     let device = net.companions(OWNER)[0];
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
+    let mcp = linked.reader().await?;
     kim.send_text(OWNER, "first").await?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while messages(&mcp).await?.is_empty() {
-        anyhow::ensure!(Instant::now() < deadline, "the first message never arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let args = json!({"chat_id": format!("+{KIM}")});
+    read_until(&mcp, args.clone(), |r| count(r) == 1).await?;
 
     // The worker answers, so Kim's session with its device is established (a plain `msg`).
     let (_, token) =
@@ -67,15 +49,11 @@ async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> an
 
     net.garble_next_to(OWNER, device);
     kim.send_text(OWNER, "second, resent").await?;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let got = loop {
-        let m = messages(&mcp).await?;
-        if m.len() == 3 && m[2]["text"] == "second, resent" {
-            break m;
-        }
-        anyhow::ensure!(Instant::now() < deadline, "never replaced: {m:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let read = read_until(&mcp, args, |r| {
+        count(r) == 3 && r["messages"][2]["text"] == "second, resent"
+    })
+    .await?;
+    let got = read["messages"].as_array().cloned().unwrap_or_default();
     assert!(net.retries() >= 1, "the device asked for a resend");
     assert_eq!(
         got.len(),

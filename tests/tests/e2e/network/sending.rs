@@ -9,7 +9,7 @@ use wanet::{Fault, Network, Phone};
 use wazap_shared::wire::grants::SendMode;
 use wazap_tests::Mcp;
 
-use super::{Linked, OWNER, account_until};
+use super::{Linked, OWNER, account_until, count, read_until};
 
 const ERIN: &str = "15550000005";
 
@@ -22,15 +22,11 @@ async fn setup(net: &Network) -> anyhow::Result<(Linked, Phone, Phone, Mcp, Stri
         crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
     let mcp = linked.gw.mcp(&token).await?;
     erin.send_text(OWNER, "hello").await?;
-    let chat = loop {
-        let r = mcp
-            .call("read_messages", json!({"chat_id": format!("+{ERIN}")}))
-            .await?;
-        if !r.is_error {
-            break r.ok()["chat_id"].as_str().unwrap_or_default().to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let read = read_until(&mcp, json!({"chat_id": format!("+{ERIN}")}), |r| {
+        count(r) == 1
+    })
+    .await?;
+    let chat = read["chat_id"].as_str().unwrap_or_default().to_owned();
     Ok((linked, phone, erin, mcp, chat))
 }
 

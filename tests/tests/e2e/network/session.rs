@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use wanet::Network;
-use wazap_shared::wire::grants::ReadScope;
 
-use super::{Linked, OWNER, account_until};
+use super::{Linked, OWNER, account_until, read_until};
 
 const DAN: &str = "15550000004";
 
@@ -131,21 +130,11 @@ async fn a_dropped_socket_reconnects_and_nothing_sent_meanwhile_is_lost() -> any
     })
     .await?;
     eprintln!("states: {seen:?} then {after:?}");
-    let mcp = linked
-        .gw
-        .mcp(&linked.stack.token(ReadScope::all()).await?)
-        .await?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let r = mcp
-            .call("read_messages", json!({"chat_id": format!("+{DAN}")}))
-            .await?;
-        if !r.is_error && r.ok()["messages"][0]["text"] == "while you were away" {
-            break;
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the queued message was lost");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let mcp = linked.reader().await?;
+    read_until(&mcp, json!({"chat_id": format!("+{DAN}")}), |r| {
+        r["messages"][0]["text"] == "while you were away"
+    })
+    .await?;
     assert!(net.unacknowledged(OWNER, device).is_empty());
     phone.stop().await;
     dan.stop().await;
