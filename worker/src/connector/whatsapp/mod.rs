@@ -5,8 +5,8 @@
 //! released ([`hook`]); [`map`] turns protobufs into archive messages; [`people`] links a
 //! person's LID and phone forms into one chat; [`groups`] writes group notifications as
 //! `system` messages; [`history`] walks history blobs and asks the phone for older history;
-//! [`send`] transmits with the journaled id and waits for the server's ack; [`media`]
-//! downloads attachments later.
+//! [`send`] transmits with the journaled id (photos with a [`thumbnail`]) and waits for the
+//! server's ack; [`media`] downloads attachments later.
 
 pub mod events;
 pub mod groups;
@@ -20,6 +20,7 @@ pub mod send;
 pub mod session;
 pub mod status;
 pub mod store;
+pub mod thumbnail;
 
 use std::sync::Arc;
 use std::time::Duration;

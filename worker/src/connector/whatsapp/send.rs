@@ -20,6 +20,7 @@ use whatsapp_rust::wacore::proto_helpers::MessageBuilderExt as _;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, Jid, SendOptions, UploadOptions};
 
+use super::thumbnail::{self, Thumbnail};
 use crate::connector::outbound::{OutboundContent, OutboundMessage, SendAck, SendError};
 
 /// How long to wait for the server's ack after the hand-over (inside the journal's 50 s).
@@ -151,19 +152,30 @@ pub async fn hand_over(
                 MediaKind::Audio => MediaType::Audio,
                 MediaKind::Document => MediaType::Document,
             };
-            let up = client
-                .upload(data.to_vec(), media_type, UploadOptions::default())
-                .await
-                .map_err(|e| HandOver::Before(anyhow::anyhow!("media upload: {e}")))?;
+            // A photo's thumbnail is made while it uploads (it is never worth a send).
+            let thumbnail = async {
+                match kind {
+                    MediaKind::Image => thumbnail::make_off_thread(data.clone()).await,
+                    _ => None,
+                }
+            };
+            let (up, thumbnail) = tokio::join!(
+                client.upload(data.to_vec(), media_type, UploadOptions::default()),
+                thumbnail
+            );
+            let up = up.map_err(|e| HandOver::Before(anyhow::anyhow!("media upload: {e}")))?;
             let mimetype = Some(mime_type.clone());
             match kind {
-                MediaKind::Image => whatsapp_rust::media::image_message(
-                    up,
-                    ImageOptions {
-                        caption: caption.clone(),
-                        mimetype,
-                        ..ImageOptions::default()
-                    },
+                MediaKind::Image => with_thumbnail(
+                    whatsapp_rust::media::image_message(
+                        up,
+                        ImageOptions {
+                            caption: caption.clone(),
+                            mimetype,
+                            ..ImageOptions::default()
+                        },
+                    ),
+                    thumbnail,
                 ),
                 MediaKind::Video => whatsapp_rust::media::video_message(
                     up,
@@ -226,6 +238,17 @@ pub async fn hand_over(
     }
 }
 
+/// `message`'s photo with `thumbnail` and the full image's size (`ImageOptions` carries only
+/// the thumbnail; clients size the bubble from width and height before downloading).
+pub fn with_thumbnail(mut message: wa::Message, thumbnail: Option<Thumbnail>) -> wa::Message {
+    if let (Some(t), Some(image)) = (thumbnail, message.image_message.as_option_mut()) {
+        image.jpeg_thumbnail = Some(t.jpeg);
+        image.width = Some(t.width);
+        image.height = Some(t.height);
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +307,26 @@ mod tests {
             matches!(&out, Err(SendError::AfterTransmission(e)) if e.to_string().contains("479")),
             "{out:?}"
         );
+    }
+
+    #[test]
+    fn a_photo_carries_its_thumbnail_and_size() {
+        let photo = || wa::Message {
+            image_message: whatsapp_rust::waproto::buffa::MessageField::some(Default::default()),
+            ..Default::default()
+        };
+        let t = Thumbnail {
+            jpeg: vec![0xFF, 0xD8, 0xFF, 0xD9],
+            width: 4000,
+            height: 3000,
+        };
+        let m = with_thumbnail(photo(), Some(t.clone()));
+        let image = m.image_message.as_option().unwrap();
+        assert_eq!(image.jpeg_thumbnail.as_deref(), Some(&t.jpeg[..]));
+        assert_eq!((image.width, image.height), (Some(4000), Some(3000)));
+        assert_eq!(with_thumbnail(photo(), None), photo());
+        let text = wa::Message::text("hi");
+        assert_eq!(with_thumbnail(text.clone(), Some(t)), text);
     }
 
     #[tokio::test]
