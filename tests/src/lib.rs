@@ -183,6 +183,29 @@ impl Stack {
         }
     }
 
+    /// The environment a worker process needs to run as this stack's worker (same database,
+    /// prefix, data directory, connector and network), for tests that start one and kill it.
+    pub fn worker_env(&self) -> Vec<(&'static str, String)> {
+        use wazap_worker::config as c;
+        let config = self.worker_config();
+        let connector = match config.connector {
+            ConnectorKind::Whatsapp => "whatsapp",
+            ConnectorKind::Demo => "demo",
+            ConnectorKind::Sim => "sim",
+        };
+        let mut env = vec![
+            (wazap_shared::config::NATS_URL, config.nats_url),
+            (wazap_shared::config::NATS_PREFIX, config.nats_prefix),
+            (c::DATABASE_URL, config.database_url),
+            (c::CONNECTOR, connector.to_owned()),
+            (c::DATA_DIR, config.data_dir.display().to_string()),
+        ];
+        if let c::Network::Local { base } = config.whatsapp_network {
+            env.push((c::WHATSAPP_NETWORK, base));
+        }
+        env
+    }
+
     /// Run the next [`Stack::start_worker`]'s `whatsapp` connector against `network`.
     pub fn set_whatsapp_network(&mut self, network: wazap_worker::config::Network) {
         self.whatsapp_network = network;

@@ -1,6 +1,6 @@
 //! Answers to the IQs a client sends: keepalive, passive, prekeys (upload, count, digest, fetch),
 //! props, blocklist, privacy, usync (devices, LIDs), app state (every collection "409": nothing
-//! to sync), media hosts, companion removal. Anything else gets an empty `result`, so a client
+//! to sync), media hosts, companion removal, groups (`groups`). Anything else gets an empty `result`, so a client
 //! never waits out a timeout on something this network does not model.
 
 use whatsapp_rust::NodeBuilder;
@@ -38,9 +38,7 @@ pub(crate) fn answer(server: &Server, from: &Addr, iq: &Node) -> Option<Node> {
         "w:sync:app:state" => app_state(iq),
         "w:m" => media_conn(server, iq),
         "md" => md(&mut st, from, iq),
-        "w:g2" if child(iq, "participating").is_some() => {
-            result(iq, vec![NodeBuilder::new("groups").build()])
-        }
+        "w:g2" => super::groups::answer(&mut st, from, iq),
         _ => result(iq, vec![]),
     })
 }

@@ -2,6 +2,7 @@
 //! media host. It keeps accounts (phone number + LID), their devices and prekeys, routes stanzas
 //! between devices, queues them for devices that are away, and injects the faults a test arms.
 
+mod groups;
 mod http;
 mod iq;
 mod noise;

@@ -1,5 +1,5 @@
-//! Routing between devices: a message's per-device ciphertexts to each device it names (and the
-//! server ack to the sender), receipts back to the device that sent the message, and acks that
+//! Routing between devices: a message's per-device ciphertexts to each device it names, a group
+//! message to every member device (and the server ack to the sender), receipts back to the device that sent the message, and acks that
 //! release what a device has taken.
 
 use whatsapp_rust::wacore_binary::Node;
@@ -40,6 +40,46 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         .map(|a| a.push_name.clone())
         .unwrap_or_default();
     let identity = child(node, "device-identity").cloned();
+    let t = now().to_string();
+    let deliveries = if to.server.as_str() == "g.us" {
+        group_copies(&st, from, node, &to)
+    } else {
+        direct_copies(&st, from, node, &to)
+    };
+    for (addr, b, encs) in deliveries {
+        let mut b = b.attr("id", id.clone()).attr("t", t.clone());
+        if !notify.is_empty() {
+            b = b.attr("notify", notify.clone());
+        }
+        let pkmsg = encs
+            .iter()
+            .any(|e| attr(e, "type").as_deref() == Some("pkmsg"));
+        let mut kids = encs;
+        if st.garble.remove(&addr)
+            && let Some(first) = kids.first_mut()
+        {
+            garble(first);
+        }
+        if pkmsg && let Some(i) = &identity {
+            kids.push(i.clone());
+        }
+        st.deliver(&addr, id.clone(), "message", b.children(kids).build());
+    }
+    match fault {
+        Some(Fault::DropAfterRelay) => drop_sender(&mut st, from),
+        Some(Fault::NoAck) => {}
+        _ => ack_sender(&mut st, from, &id, &to.to_non_ad_string(), None),
+    }
+}
+
+/// A direct message's copies: to each device named in `<participants>` (the recipient's and the
+/// sender's own other devices), or a peer message to the own phone, or a resend to one device.
+fn direct_copies(
+    st: &State,
+    from: &Addr,
+    node: &Node,
+    to: &Jid,
+) -> Vec<(Addr, NodeBuilder, Vec<Node>)> {
     let mut targets: Vec<(Jid, Node)> = Vec::new();
     if let Some(parts) = child(node, "participants") {
         for t in children(parts) {
@@ -59,7 +99,7 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         };
         targets.push((dev, enc.clone()));
     }
-    let t = now().to_string();
+    let mut out = Vec::new();
     for (dev, enc) in targets {
         let Some(addr) = st.addr_of(&dev) else {
             continue;
@@ -69,12 +109,7 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
         }
         let mut b = NodeBuilder::new("message")
             .attr("from", device_jid(from))
-            .attr("id", id.clone())
-            .attr("t", t.clone())
             .attr("type", attr(node, "type").unwrap_or_else(|| "text".into()));
-        if !notify.is_empty() {
-            b = b.attr("notify", notify.clone());
-        }
         if let Some(c) = attr(node, "category") {
             b = b.attr("category", c);
         }
@@ -82,22 +117,59 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
             // The sender's own other device gets a copy of what was sent to `to`.
             b = b.attr("recipient", to.to_non_ad_string());
         }
-        let pkmsg = attr(&enc, "type").as_deref() == Some("pkmsg");
-        let mut enc = enc;
-        if st.garble.remove(&addr) {
-            garble(&mut enc);
-        }
-        let mut kids = vec![enc];
-        if pkmsg && let Some(i) = &identity {
-            kids.push(i.clone());
-        }
-        st.deliver(&addr, id.clone(), "message", b.children(kids).build());
+        out.push((addr, b, vec![enc]));
     }
-    match fault {
-        Some(Fault::DropAfterRelay) => drop_sender(&mut st, from),
-        Some(Fault::NoAck) => {}
-        _ => ack_sender(&mut st, from, &id, &to.to_non_ad_string(), None),
+    out
+}
+
+/// A group message's copies: every member device but the sender's gets the group ciphertext
+/// (`skmsg`), preceded by its own `<participants>` entry (the sender key, Signal-encrypted to it)
+/// when the sender included one. Nothing for a group the server does not know or a sender who is
+/// not a member.
+fn group_copies(
+    st: &State,
+    from: &Addr,
+    node: &Node,
+    to: &Jid,
+) -> Vec<(Addr, NodeBuilder, Vec<Node>)> {
+    let Some(group) = st.groups.get(to.user.as_str()) else {
+        return Vec::new();
+    };
+    if !group.members.contains(&from.user) {
+        return Vec::new();
     }
+    let mut own: std::collections::HashMap<Addr, Node> = std::collections::HashMap::new();
+    if let Some(parts) = child(node, "participants") {
+        for t in children(parts) {
+            if let (Some(addr), Some(enc)) =
+                (jid(t, "jid").and_then(|j| st.addr_of(&j)), child(t, "enc"))
+            {
+                own.insert(addr, enc.clone());
+            }
+        }
+    }
+    let shared: Vec<Node> = children(node)
+        .iter()
+        .filter(|c| c.tag == "enc")
+        .cloned()
+        .collect();
+    let mut out = Vec::new();
+    for addr in super::groups::devices(st, &group.members) {
+        if &addr == from {
+            continue;
+        }
+        let mut encs: Vec<Node> = own.remove(&addr).into_iter().collect();
+        encs.extend(shared.iter().cloned());
+        if encs.is_empty() {
+            continue;
+        }
+        let b = NodeBuilder::new("message")
+            .attr("from", to.to_non_ad_string())
+            .attr("participant", device_jid(from))
+            .attr("type", attr(node, "type").unwrap_or_else(|| "text".into()));
+        out.push((addr, b, encs));
+    }
+    out
 }
 
 /// Flip the ciphertext's last byte (in its MAC): the recipient cannot decrypt it.

@@ -1,5 +1,5 @@
 //! What the server remembers: accounts and their devices, the sockets that are up, what waits
-//! for a device that is away, pairings in progress, stored media and armed faults.
+//! for a device that is away, groups, pairings in progress, stored media and armed faults.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -77,6 +77,10 @@ pub(crate) struct State {
     pub(crate) retries: u64,
     /// Faults armed for the next message a device sends.
     pub(crate) faults: HashMap<Addr, crate::Fault>,
+    /// Groups by id (the user part of `…@g.us`).
+    pub(crate) groups: BTreeMap<String, super::groups::Group>,
+    /// Groups created so far (the next group's id).
+    pub(crate) next_group: u64,
     /// Server-side ids handed out.
     pub(crate) next_id: u64,
 }

@@ -4,7 +4,9 @@
 mod bad_input;
 mod certificate;
 mod durable;
+mod groups;
 mod history;
+mod killed;
 mod linking;
 mod media;
 mod messages;

@@ -11,7 +11,6 @@ use whatsapp_rust::bot::{Bot, BotHandle};
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::store::commands::DeviceCommand;
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
-use whatsapp_rust::types::events::{Event, EventHandler};
 use whatsapp_rust::wacore::download::MediaType;
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 use whatsapp_rust::wacore::store::InMemoryBackend;
@@ -21,24 +20,14 @@ use whatsapp_rust::{Client, Jid, UploadOptions};
 
 use crate::server::Server;
 
+mod compose;
+mod seen;
+
+pub use self::seen::Received;
+use self::seen::{Collect, Seen};
+
 /// How long a phone waits to log in.
 const LOGIN_WAIT: Duration = Duration::from_secs(10);
-
-/// A message a phone received.
-#[derive(Debug, Clone)]
-pub struct Received {
-    /// WhatsApp's message id.
-    pub id: String,
-    /// The chat (the sender for a direct message).
-    pub chat: String,
-    /// Whether the account itself sent it (from another of its devices).
-    pub from_me: bool,
-    /// The text (or a media caption), if any.
-    pub text: Option<String>,
-    /// The media kind when it carries a file (`image`, `video`, `audio`, `document`), and
-    /// whether an audio is a voice note (PTT).
-    pub media: Option<(&'static str, bool)>,
-}
 
 /// How a phone treats its companion's requests for older history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,80 +36,6 @@ pub enum OnDemand {
     Answer,
     /// Never answer.
     Ignore,
-}
-
-/// What a phone saw, for tests to wait on.
-struct Seen {
-    messages: Mutex<Vec<Received>>,
-    /// Received messages by id (for downloads).
-    bodies: Mutex<std::collections::HashMap<String, Arc<wa::Message>>>,
-    changed: Notify,
-    requests: tokio::sync::mpsc::UnboundedSender<crate::history::Request>,
-}
-
-struct Collect(Arc<Seen>);
-
-impl EventHandler for Collect {
-    fn handle_event(&self, event: Arc<Event>) {
-        if let Event::Messages(batch) = &*event {
-            let mut m = self.0.messages.lock().unwrap_or_else(|p| p.into_inner());
-            for item in batch.messages.iter() {
-                let msg = &item.message;
-                if let Some(r) = crate::history::request(&item.info.id, msg) {
-                    let _ = self.0.requests.send(r);
-                    continue;
-                }
-                let msg = &wacore_unwrap(msg);
-                let media = if msg.image_message.is_set() {
-                    Some(("image", false))
-                } else if msg.video_message.is_set() {
-                    Some(("video", false))
-                } else if let Some(a) = msg.audio_message.as_option() {
-                    Some(("audio", a.ptt.unwrap_or(false)))
-                } else if msg.document_message.is_set() {
-                    Some(("document", false))
-                } else {
-                    None
-                };
-                let text = msg
-                    .conversation
-                    .clone()
-                    .or_else(|| {
-                        msg.extended_text_message
-                            .as_option()
-                            .and_then(|e| e.text.clone())
-                    })
-                    .or_else(|| {
-                        msg.image_message
-                            .as_option()
-                            .and_then(|i| i.caption.clone())
-                    })
-                    .or_else(|| {
-                        msg.video_message
-                            .as_option()
-                            .and_then(|i| i.caption.clone())
-                    })
-                    .or_else(|| {
-                        msg.document_message
-                            .as_option()
-                            .and_then(|i| i.caption.clone())
-                    });
-                self.0
-                    .bodies
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(item.info.id.to_string(), Arc::new(msg.clone()));
-                m.push(Received {
-                    id: item.info.id.to_string(),
-                    chat: item.info.source.chat.to_non_ad_string(),
-                    from_me: item.info.source.is_from_me,
-                    text,
-                    media,
-                });
-            }
-            self.0.changed.notify_waiters();
-        }
-    }
 }
 
 /// A phone on the network.
@@ -272,14 +187,16 @@ impl Phone {
         Ok(())
     }
 
-    /// Send a text to the account `to` (digits); the message id.
+    /// Send a text to `to` (an account's digits or a group JID); the message id.
     pub async fn send_text(&self, to: &str, text: &str) -> anyhow::Result<String> {
-        let sent = self
-            .client
-            .send_text(Jid::pn(to), text)
-            .await
-            .map_err(|e| anyhow::anyhow!("send: {e:?}"))?;
-        Ok(sent.message_id.to_string())
+        self.send(
+            to,
+            wa::Message {
+                conversation: Some(text.to_owned()),
+                ..Default::default()
+            },
+        )
+        .await
     }
 
     /// Push `chats` to this account's companions as the history a phone sends after linking
@@ -292,7 +209,7 @@ impl Phone {
         Ok(())
     }
 
-    /// Send a JPEG photo (with its caption and thumbnail) to the account `to`; the message id.
+    /// Send a JPEG photo (with its caption and thumbnail) to `to`; the message id.
     pub async fn send_image(
         &self,
         to: &str,
@@ -313,12 +230,7 @@ impl Phone {
                 ..Default::default()
             },
         );
-        let sent = self
-            .client
-            .send_message(Jid::pn(to), msg)
-            .await
-            .map_err(|e| anyhow::anyhow!("send: {e:?}"))?;
-        Ok(sent.message_id.to_string())
+        self.send(to, msg).await
     }
 
     /// Download and decrypt the file of the received message `id` (from the media host).
@@ -456,9 +368,4 @@ impl HttpClient for InProcessHttp {
             body: body.to_vec(),
         })
     }
-}
-
-/// The message inside a device-sent wrapper (what the account sent from another device).
-fn wacore_unwrap(msg: &wa::Message) -> wa::Message {
-    whatsapp_rust::wacore::messages::unwrap_device_sent(msg.clone())
 }
