@@ -1,7 +1,8 @@
 //! The worker's OpenTelemetry metrics, recorded through these few helpers so the recording
 //! points stay one line each: requests by op and outcome with their latency (the dispatcher),
-//! sends by final state (the send path), messages archived (the archive writer's commit), and
-//! gauges read at export time: the session state, the Postgres pool and the NATS connection.
+//! sends by final state (the send path), receipts of sent messages by kind and outcome (the
+//! journal's receipt recorder), messages archived (the archive writer's commit), and gauges read
+//! at export time: the session state, the Postgres pool and the NATS connection.
 //!
 //! Attributes are op names, outcome codes and states only: never a chat, a phone number, text or
 //! a token. Without `OTEL_EXPORTER_OTLP_ENDPOINT` the global meter is a no-op and recording
@@ -20,6 +21,7 @@ struct Instruments {
     requests: Counter<u64>,
     duration: Histogram<f64>,
     sends: Counter<u64>,
+    receipts: Counter<u64>,
     archived: Counter<u64>,
 }
 
@@ -43,6 +45,14 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             .u64_counter("wazap.worker.sends")
             .with_description("Sends that reached a final state, by state")
             .build(),
+        receipts: m
+            .u64_counter("wazap.worker.receipts")
+            .with_description(
+                "Delivery/read receipts of sent messages, one per message id, by kind (delivered, \
+                 read, played) and outcome (recorded: set a journal time; unchanged: a repeat or \
+                 not a journaled send; failed: the write failed)",
+            )
+            .build(),
         archived: m
             .u64_counter("wazap.worker.messages.archived")
             .with_description("Messages newly stored in the archive (the ingest rate)")
@@ -63,6 +73,18 @@ pub fn rpc(op: &str, outcome: &'static str, elapsed: Duration) {
 /// One new send journaled in its final `state` (`accepted`, `failed`, `outcome_unknown`).
 pub fn send(state: &'static str) {
     INSTRUMENTS.sends.add(1, &[KeyValue::new("state", state)]);
+}
+
+/// `count` message ids of one receipt of `kind` that ended in `outcome` (`recorded`,
+/// `unchanged`, `failed`).
+pub fn receipts(kind: &'static str, outcome: &'static str, count: usize) {
+    if count > 0 {
+        let attrs = [
+            KeyValue::new("kind", kind),
+            KeyValue::new("outcome", outcome),
+        ];
+        INSTRUMENTS.receipts.add(count as u64, &attrs);
+    }
 }
 
 /// `count` messages committed to the archive (duplicates not counted).

@@ -6,12 +6,15 @@
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::bus;
 use wazap_shared::subjects::Subjects;
 
 use crate::archive::{self, Archive};
+use crate::send::receipts::JournalReceipts;
 use crate::shutdown::Shutdown;
 use crate::state::AppState;
 use crate::{Config, connector, db, grants, rpc};
@@ -91,6 +94,7 @@ async fn start_and_serve(
         pool.clone(),
         nats.clone(),
         subjects.clone(),
+        Arc::new(JournalReceipts::new(pool.clone())),
         services.clone(),
     )
     .await

@@ -1,7 +1,8 @@
 //! The WhatsApp connector against real protobuf values (the crate's own `waproto` types) and a
 //! real archive: the mapping of every message type, history blobs through the batch path,
 //! archive-before-ack ordering, LID ↔ phone merges, group notifications as system messages,
-//! undecryptable placeholders replaced by the resent message, and the session state fold. Nothing here fakes our own
+//! undecryptable placeholders replaced by the resent message, receipts of sent messages into the
+//! journal, and the session state fold. Nothing here fakes our own
 //! `Connector` trait; what only a real phone can show is listed in the README.
 
 mod common;
@@ -27,6 +28,8 @@ mod map;
 mod people;
 #[path = "whatsapp/placeholder.rs"]
 mod placeholder;
+#[path = "whatsapp/receipts.rs"]
+mod receipts;
 #[path = "whatsapp/status.rs"]
 mod status;
 

@@ -3,6 +3,7 @@
 //! code to type on the phone — and returns once WhatsApp reports the device linked, after the
 //! client flushed its keys. Everything goes to stderr; nothing here is logged.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -13,6 +14,7 @@ use crate::archive::Archive;
 use crate::connector::whatsapp::WhatsappConnector;
 use crate::connector::whatsapp::status::Phase;
 use crate::connector::{AccountAction, Connector as _, ControlError};
+use crate::send::receipts::JournalReceipts;
 use crate::{Config, db};
 
 /// How often the terminal view is refreshed.
@@ -28,12 +30,14 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
     super::run::cancel_on_signals(stop.clone());
     let session = CancellationToken::new();
     let archive = Archive::start(pool.clone(), session.clone()).await?;
+    let receipts = Arc::new(JournalReceipts::new(pool.clone()));
     let wa = WhatsappConnector::start(
         archive,
         pool,
         &config.data_dir,
         DEFAULT_ACCOUNT,
         config.whatsapp_network.clone(),
+        receipts,
         session.clone(),
     )
     .await?;

@@ -15,7 +15,7 @@ use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
 use crate::config::{Config, ConnectorKind};
-use outbound::{OutboundMessage, SendAck, SendError};
+use outbound::{DynReceipts, OutboundMessage, SendAck, SendError};
 
 pub use account::{AccountAction, ControlError, PairingInfo};
 
@@ -89,13 +89,15 @@ pub type DynConnector = Arc<dyn Connector>;
 
 /// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
 /// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns);
-/// `whatsapp` takes the device store in the data directory and connects in the background.
+/// `whatsapp` takes the device store in the data directory and connects in the background,
+/// handing the receipts of sent messages to `receipts` (the other two have none).
 pub async fn start(
     config: &Config,
     archive: Archive,
     pool: Pool,
     nats: async_nats::Client,
     subjects: Subjects,
+    receipts: DynReceipts,
     shutdown: CancellationToken,
 ) -> anyhow::Result<DynConnector> {
     match config.connector {
@@ -105,6 +107,7 @@ pub async fn start(
             &config.data_dir,
             wazap_shared::ids::DEFAULT_ACCOUNT,
             config.whatsapp_network.clone(),
+            receipts,
             shutdown,
         )
         .await?),

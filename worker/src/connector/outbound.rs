@@ -1,10 +1,12 @@
 //! What the journal hands a connector to transmit, and what the connector answers: the four
 //! outcomes the journal must tell apart (refused before anything left, failed before
 //! transmission, trouble after the hand-over, or WhatsApp's server acknowledgement).
-//! `Debug` never prints the text or the bytes.
+//! `Debug` never prints the text or the bytes. Afterwards, the recipients' delivery and read
+//! receipts go back up through [`Receipts`].
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::send::MediaKind;
 
@@ -111,3 +113,56 @@ pub enum SendError {
     #[error("no acknowledgement in time")]
     NoAck,
 }
+
+/// What a recipient's device said about messages the account sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptKind {
+    /// The message reached the device.
+    Delivered,
+    /// The recipient opened it.
+    Read,
+    /// The recipient played it (voice notes, videos); implies read.
+    Played,
+}
+
+impl ReceiptKind {
+    /// `delivered`, `read` or `played` (the metric's attribute).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Read => "read",
+            Self::Played => "played",
+        }
+    }
+
+    /// Whether it says the message was read (read implies delivered).
+    pub fn is_read(self) -> bool {
+        matches!(self, Self::Read | Self::Played)
+    }
+}
+
+/// One receipt for messages `account_id` sent, by the WhatsApp ids they went out with (the ids
+/// the journal allocated), with the time WhatsApp gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The account that sent them.
+    pub account_id: String,
+    /// Their WhatsApp message ids.
+    pub wa_ids: Vec<String>,
+    /// Delivered, read or played.
+    pub kind: ReceiptKind,
+    /// When, by WhatsApp's clock.
+    pub at: DateTime<Utc>,
+}
+
+/// Where a connector hands receipts of sent messages. The journal that knows those messages
+/// belongs to the send domain, which depends on the connector and not the other way round, so
+/// the worker passes its recorder in when it starts the connector.
+pub trait Receipts: Send + Sync + 'static {
+    /// Record `receipt` for whichever of its ids were sent through the journal (others are
+    /// someone else's business and ignored); an error is a failed write.
+    fn record(&self, receipt: Receipt) -> BoxFuture<'_, anyhow::Result<()>>;
+}
+
+/// A shared receipt recorder.
+pub type DynReceipts = std::sync::Arc<dyn Receipts>;

@@ -46,6 +46,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0012_journal_counters",
         include_str!("migrations/0012_journal_counters.sql"),
     ),
+    (
+        "0013_send_receipts",
+        include_str!("migrations/0013_send_receipts.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

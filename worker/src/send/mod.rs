@@ -1,7 +1,8 @@
 //! Sending (DESIGN §5): the gates ([`gates`]), the durable idempotent journal ([`journal`]),
 //! media bytes from the object store ([`media`]), the outbox behind `unconfirmed_sends`
-//! ([`outbox`]), start-up recovery ([`recovery`]), what names a send ([`identity`]) and what
-//! connectors transmit ([`outbound`]).
+//! ([`outbox`]), start-up recovery ([`recovery`]), what names a send ([`identity`]), what
+//! connectors transmit ([`outbound`]) and the recipients' receipts they hand back
+//! ([`receipts`]).
 //!
 //! One send, in order, each step committed before the next: the grant check and the chat
 //! lookup (pipelined on one connection: one round trip) → gates → a key already journaled
@@ -19,6 +20,7 @@ pub mod identity;
 pub mod journal;
 pub mod media;
 pub mod outbox;
+pub mod receipts;
 pub mod recovery;
 mod transmit;
 

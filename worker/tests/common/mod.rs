@@ -16,6 +16,7 @@ use wazap_shared::wire::sim::{SimAck, SimMessage};
 use wazap_worker::archive::Archive;
 use wazap_worker::config::ConnectorKind;
 use wazap_worker::connector::{self, DynConnector};
+use wazap_worker::send::receipts::JournalReceipts;
 use wazap_worker::state::AppState;
 use wazap_worker::viewer::Viewer;
 
@@ -83,6 +84,7 @@ impl Harness {
             pool.clone(),
             nats.clone(),
             subjects.clone(),
+            std::sync::Arc::new(JournalReceipts::new(pool.clone())),
             shutdown.clone(),
         )
         .await

@@ -1,8 +1,9 @@
 //! Archive work from the client's events, one at a time in arrival order: history blobs,
 //! messages that bypass the durability hook, undecryptable messages, contact names with their
 //! LID ↔ phone pairs (linked without a name when there is none), the account's own ids, group
-//! names and members (all groups on each connect, one group on each group notification) and
-//! group notifications as `system` messages.
+//! names and members (all groups on each connect, one group on each group notification),
+//! group notifications as `system` messages, and the delivery and read receipts of sent
+//! messages (handed to the journal's recorder).
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use super::history;
 use super::hook;
 use super::map;
 use super::people;
+use super::receipts;
 use super::session::Shared;
 use crate::archive::jid::Jid as ArchiveJid;
 use crate::archive::{ContactUpdate, GroupUpdate};
@@ -103,6 +105,15 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
                     )
                     .await?;
                 all_groups(shared, &c).await?;
+            }
+        }
+        Event::Receipt(r) => {
+            let own: Vec<whatsapp_rust::Jid> = shared
+                .client()
+                .map(|c| [c.pn(), c.lid()].into_iter().flatten().collect())
+                .unwrap_or_default();
+            if let Some(receipt) = receipts::from_event(account, r, &own) {
+                shared.receipts.record(receipt).await?;
             }
         }
         Event::GroupUpdate(g) => {

@@ -5,6 +5,7 @@
 //! released ([`hook`]); [`map`] turns protobufs into archive messages; [`people`] links a
 //! person's LID and phone forms into one chat; [`groups`] writes group notifications as
 //! `system` messages; [`history`] walks history blobs and asks the phone for older history;
+//! [`receipts`] picks the recipients' delivery and read receipts for the journal;
 //! [`send`] transmits with the journaled id (photos with a [`thumbnail`]) and waits for the
 //! server's ack; [`media`] downloads attachments later.
 
@@ -16,6 +17,7 @@ pub mod map;
 pub mod media;
 pub mod network;
 pub mod people;
+pub mod receipts;
 pub mod send;
 pub mod session;
 pub mod status;
@@ -37,7 +39,7 @@ use self::session::{Control, Shared};
 use self::store::StorePaths;
 use crate::archive::{Archive, Inbound};
 use crate::config::Network;
-use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
+use crate::connector::outbound::{DynReceipts, OutboundMessage, SendAck, SendError};
 use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
 
 /// How long start-up waits for a previous holder of the device store to let go.
@@ -54,19 +56,22 @@ pub struct WhatsappConnector {
 impl WhatsappConnector {
     /// Take the device store in `data_dir` (failing when another process holds it) and start
     /// the session in the background: this returns at once, whatever the network does, and the
-    /// state says `offline` or `unpaired` until WhatsApp answers.
+    /// state says `offline` or `unpaired` until WhatsApp answers. Receipts of sent messages go
+    /// to `receipts`.
     pub async fn start(
         archive: Archive,
         pool: Pool,
         data_dir: &std::path::Path,
         account: &str,
         network: Network,
+        receipts: DynReceipts,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Arc<Self>> {
         network.admit().map_err(anyhow::Error::msg)?;
         let paths = StorePaths::new(data_dir);
         let lock = paths.lock_within(LOCK_WAIT).await?;
-        let (shared, work) = Shared::new(archive, pool.clone(), account.to_owned(), network);
+        let (shared, work) =
+            Shared::new(archive, pool.clone(), account.to_owned(), network, receipts);
         let (controls, rx) = mpsc::channel(8);
         tokio::spawn(events::drain(shared.clone(), work));
         // Built before returning (local work only, no network), so the very first state

@@ -5,8 +5,8 @@
 //! backoff ([`restart_delay`]). Logged out and stream replaced never restart by themselves.
 //!
 //! Events reach [`Forward`] synchronously in arrival order: acks and the state fold happen
-//! there at once; archive work (history, contacts, groups, undecryptable messages) goes to
-//! [`super::events::drain`].
+//! there at once; archive work (history, contacts, groups, undecryptable messages) and the
+//! receipts of sent messages go to [`super::events::drain`].
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -31,6 +31,7 @@ use super::status::{Phase, Status};
 use super::store::{StoreLock, StorePaths};
 use crate::archive::Archive;
 use crate::config::Network;
+use crate::connector::outbound::DynReceipts;
 use crate::connector::{AccountAction, ControlError};
 
 /// How long a pairing-code request waits for the socket.
@@ -60,6 +61,8 @@ pub struct Shared {
     pub network: Network,
     /// The reconnect after a failed archive commit.
     pub redeliver: super::hook::Redeliver,
+    /// Where delivery and read receipts of sent messages are recorded.
+    pub receipts: DynReceipts,
     /// Archive work from events, in arrival order.
     work: mpsc::UnboundedSender<Arc<Event>>,
 }
@@ -71,6 +74,7 @@ impl Shared {
         pool: Pool,
         account: String,
         network: Network,
+        receipts: DynReceipts,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<Arc<Event>>) {
         let (work, rx) = mpsc::unbounded_channel();
         let redeliver = super::hook::Redeliver::new(pool.clone());
@@ -85,6 +89,7 @@ impl Shared {
             account,
             network,
             redeliver,
+            receipts,
             work,
         });
         (shared, rx)
@@ -119,6 +124,7 @@ impl Shared {
             | Event::UndecryptableMessage(_)
             | Event::PairSuccess(_)
             | Event::Connected(_) => true,
+            Event::Receipt(r) => super::receipts::kind(&r.r#type).is_some(),
             _ => false,
         };
         if queue {
