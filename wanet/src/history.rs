@@ -80,7 +80,15 @@ fn page(
         progress: Some(100),
         ..Default::default()
     };
-    let payload = zlib_stored(&sync.encode_to_vec());
+    wrap(zlib_stored(&sync.encode_to_vec()), note_kind, session)
+}
+
+/// A history-sync notification carrying `payload` (a zlib stream) inline.
+fn wrap(
+    payload: Vec<u8>,
+    note_kind: wa::message::HistorySyncType,
+    session: Option<String>,
+) -> wa::Message {
     wa::Message {
         protocol_message: MessageField::some(wa::message::ProtocolMessage {
             r#type: Some(wa::message::protocol_message::Type::HISTORY_SYNC_NOTIFICATION),
@@ -96,6 +104,86 @@ fn page(
             ..Default::default()
         }),
         ..Default::default()
+    }
+}
+
+/// An initial-bootstrap page that inflates to more than `inflated` bytes: a conversation field
+/// whose length says so, filled with zeros. It is a few hundred KiB on the wire (a deflate stream
+/// of maximal back-references), so it travels inline like any page.
+pub(crate) fn oversize(inflated: u64) -> wa::Message {
+    // Each back-reference copies 258 bytes; the first zero is a literal.
+    let copies = inflated.div_ceil(258);
+    let zeros = 1 + 258 * copies;
+    let mut prefix = vec![0x08, 0x00, 0x12];
+    let mut n = zeros;
+    while n >= 0x80 {
+        prefix.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    prefix.push(n as u8);
+
+    let mut w = Bits::default();
+    // A stored block with the protobuf prefix, then one fixed-Huffman block of zeros.
+    w.put(0, 3);
+    w.align();
+    let len = prefix.len() as u16;
+    w.bytes(&len.to_le_bytes());
+    w.bytes(&(!len).to_le_bytes());
+    w.bytes(&prefix);
+    w.put(1, 1);
+    w.put(1, 2);
+    w.code(0x30, 8); // literal 0
+    for _ in 0..copies {
+        w.code(0b1100_0101, 8); // length 258
+        w.code(0, 5); // distance 1
+    }
+    w.code(0, 7); // end of block
+    w.align();
+    let mut out = vec![0x78, 0x01];
+    out.extend_from_slice(&w.out);
+    // Adler-32 of the prefix, then of `zeros` zero bytes (a stays, b grows by a per byte).
+    let (mut a, mut b) = (1u64, 0u64);
+    for &byte in &prefix {
+        a = (a + u64::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    b = (b + a * (zeros % 65_521)) % 65_521;
+    out.extend_from_slice(&(((b << 16) | a) as u32).to_be_bytes());
+    wrap(out, wa::message::HistorySyncType::INITIAL_BOOTSTRAP, None)
+}
+
+/// A deflate bit writer (least significant bit first; Huffman codes most significant first).
+#[derive(Default)]
+struct Bits {
+    out: Vec<u8>,
+    acc: u32,
+    n: u32,
+}
+
+impl Bits {
+    fn put(&mut self, value: u32, bits: u32) {
+        self.acc |= value << self.n;
+        self.n += bits;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    fn code(&mut self, code: u32, bits: u32) {
+        let reversed = code.reverse_bits() >> (32 - bits);
+        self.put(reversed, bits);
+    }
+
+    fn align(&mut self) {
+        if self.n > 0 {
+            self.put(0, 8 - self.n);
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.out.extend_from_slice(b);
     }
 }
 
@@ -183,5 +271,22 @@ mod tests {
                 .expect("inflate");
             assert_eq!(back, data);
         }
+    }
+
+    #[test]
+    fn the_oversize_page_is_small_and_inflates_to_what_it_says() {
+        let msg = oversize(1 << 20);
+        let payload = msg
+            .protocol_message
+            .as_option()
+            .and_then(|p| p.history_sync_notification.as_option())
+            .and_then(|n| n.initial_hist_bootstrap_inline_payload.clone())
+            .expect("inline payload");
+        assert!(payload.len() < 10_000, "{}", payload.len());
+        let back =
+            whatsapp_rust::wacore_binary::zlib_pool::decompress_zlib_pooled(&payload, 2 << 20)
+                .expect("inflate");
+        assert!(back.len() > 1 << 20);
+        assert!(back[back.len() - 1000..].iter().all(|b| *b == 0));
     }
 }

@@ -141,6 +141,12 @@ impl Network {
         self.server.state().retries
     }
 
+    /// Forget every file the media host holds, as WhatsApp's media servers do after a while:
+    /// downloads fail until a phone uploads the file again.
+    pub fn expire_media(&self) {
+        self.server.state().media.clear();
+    }
+
     /// Arm `fault` for the next message the device `(number, device)` sends.
     pub fn arm(&self, number: &str, device: u16, fault: Fault) {
         self.server.arm(number, device, fault);

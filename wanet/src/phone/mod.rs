@@ -21,6 +21,7 @@ use whatsapp_rust::{Client, Jid, UploadOptions};
 use crate::server::Server;
 
 mod compose;
+mod reupload;
 mod seen;
 
 pub use self::seen::Received;
@@ -59,9 +60,12 @@ impl Phone {
         name: &str,
     ) -> anyhow::Result<Self> {
         let (requests, mut incoming) = tokio::sync::mpsc::unbounded_channel();
+        let (to_keep, keep) = tokio::sync::mpsc::unbounded_channel();
         let seen = Arc::new(Seen {
             messages: Mutex::default(),
             bodies: Mutex::default(),
+            files: Mutex::default(),
+            to_keep,
             changed: Notify::new(),
             requests,
         });
@@ -96,6 +100,8 @@ impl Phone {
             .await
             .map_err(|e| anyhow::anyhow!("the phone did not log in: {e:?}"))?;
         server.keys_uploaded(number, 0, LOGIN_WAIT).await?;
+        reupload::keep_files(client.clone(), seen.clone(), keep);
+        reupload::answer_retries(client.clone(), seen.clone());
         let older = Arc::new(Mutex::new((OnDemand::Answer, Vec::new())));
         let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let (c, o, n, own) = (
@@ -209,6 +215,14 @@ impl Phone {
         Ok(())
     }
 
+    /// Push a history page that inflates past `inflated` bytes (a zlib bomb, a few hundred KiB
+    /// on the wire) to this account's companions.
+    pub async fn push_oversize_history(&self, inflated: u64) -> anyhow::Result<()> {
+        self.send(&self.number.clone(), crate::history::oversize(inflated))
+            .await
+            .map(|_| ())
+    }
+
     /// Send a JPEG photo (with its caption and thumbnail) to `to`; the message id.
     pub async fn send_image(
         &self,
@@ -235,27 +249,15 @@ impl Phone {
 
     /// Download and decrypt the file of the received message `id` (from the media host).
     pub async fn download(&self, id: &str) -> anyhow::Result<Vec<u8>> {
-        let msg = self
-            .seen
-            .bodies
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-            .context("no such message")?;
-        let d: &dyn whatsapp_rust::wacore::download::Downloadable =
-            if let Some(i) = msg.image_message.as_option() {
-                i
-            } else if let Some(a) = msg.audio_message.as_option() {
-                a
-            } else if let Some(v) = msg.video_message.as_option() {
-                v
-            } else if let Some(d) = msg.document_message.as_option() {
-                d
-            } else {
-                anyhow::bail!("the message carries no file");
-            };
-        self.client.download(d).await.context("download")
+        let msg = self.seen.body(id).context("no such message")?;
+        let (file, _) = reupload::file_of(&msg).context("the message carries no file")?;
+        self.client.download(file).await.context("download")
+    }
+
+    /// Whether the phone holds the file of the received message `id` (it downloads each file
+    /// it receives, so it can upload it again when a companion asks).
+    pub fn holds_file(&self, id: &str) -> bool {
+        self.seen.file(id).is_some()
     }
 
     /// Keep `chats` as older history the phone hands out on request, and how it answers.

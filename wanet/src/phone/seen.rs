@@ -23,6 +23,9 @@ pub struct Received {
     /// The media kind when it carries a file (`image`, `video`, `audio`, `document`), and
     /// whether an audio is a voice note (PTT).
     pub media: Option<(&'static str, bool)>,
+    /// A photo's or video's JPEG thumbnail and its stated width and height, if it carries them.
+    pub thumbnail: Option<Vec<u8>>,
+    pub size: Option<(u32, u32)>,
 }
 
 /// What a phone saw, for tests to wait on.
@@ -31,7 +34,39 @@ pub(super) struct Seen {
     /// Received messages by id (for downloads).
     pub(super) bodies: Mutex<std::collections::HashMap<String, Arc<wa::Message>>>,
     pub(super) changed: Notify,
+    /// Files of received messages, by message id (what the phone can upload again).
+    pub(super) files: Mutex<std::collections::HashMap<String, Vec<u8>>>,
+    /// Received messages with a file, for the phone to download.
+    pub(super) to_keep: tokio::sync::mpsc::UnboundedSender<String>,
     pub(super) requests: tokio::sync::mpsc::UnboundedSender<crate::history::Request>,
+}
+
+impl Seen {
+    /// The received message `id`.
+    pub(super) fn body(&self, id: &str) -> Option<Arc<wa::Message>> {
+        self.bodies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// The file of the received message `id`, if the phone downloaded it.
+    pub(super) fn file(&self, id: &str) -> Option<Vec<u8>> {
+        self.files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Keep the file of the received message `id`.
+    pub(super) fn keep_file(&self, id: &str, bytes: Vec<u8>) {
+        self.files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_owned(), bytes);
+    }
 }
 
 pub(super) struct Collect(pub(super) Arc<Seen>);
@@ -81,11 +116,21 @@ impl EventHandler for Collect {
                             .as_option()
                             .and_then(|i| i.caption.clone())
                     });
+                let (thumbnail, size) = if let Some(i) = msg.image_message.as_option() {
+                    (i.jpeg_thumbnail.clone(), i.width.zip(i.height))
+                } else if let Some(v) = msg.video_message.as_option() {
+                    (v.jpeg_thumbnail.clone(), v.width.zip(v.height))
+                } else {
+                    (None, None)
+                };
                 self.0
                     .bodies
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(item.info.id.to_string(), Arc::new(msg.clone()));
+                if media.is_some() {
+                    let _ = self.0.to_keep.send(item.info.id.to_string());
+                }
                 m.push(Received {
                     id: item.info.id.to_string(),
                     chat: item.info.source.chat.to_non_ad_string(),
@@ -93,6 +138,8 @@ impl EventHandler for Collect {
                     from_me: item.info.source.is_from_me,
                     text,
                     media,
+                    thumbnail,
+                    size,
                 });
             }
             self.0.changed.notify_waiters();

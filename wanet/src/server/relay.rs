@@ -221,6 +221,20 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
     if kind == "retry" {
         st.retries += 1;
     }
+    if kind == "server-error" && child(node, "rmr").is_some() {
+        // A companion asking for media again: its own phone keeps the files.
+        let phone = Addr {
+            user: from.user.clone(),
+            device: 0,
+        };
+        let b = NodeBuilder::new("receipt")
+            .attr("from", device_jid(from))
+            .attr("id", id.clone())
+            .attr("type", kind)
+            .attr("t", now().to_string())
+            .children(children(node).to_vec());
+        return st.deliver(&phone, id, "receipt", b.build());
+    }
     if matches!(
         kind.as_str(),
         "sender" | "hist_sync" | "peer_msg" | "server-error"
@@ -251,6 +265,28 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
         b = b.children(kids);
     }
     st.deliver(&author, id, "receipt", b.build());
+}
+
+/// A phone's answer to a media retry (`mediaretry`, to one of its own companions): handed to
+/// that companion as the server's notification.
+pub(crate) fn notification(server: &Server, from: &Addr, node: &Node) {
+    let (Some(id), Some(to)) = (attr(node, "id"), jid(node, "to")) else {
+        return;
+    };
+    let mut st = server.state();
+    let Some(addr) = st.addr_of(&to).filter(|a| a.user == from.user) else {
+        return;
+    };
+    if attr(node, "type").as_deref() != Some("mediaretry") {
+        return;
+    }
+    let b = NodeBuilder::new("notification")
+        .attr("from", format!("{}@s.whatsapp.net", from.user))
+        .attr("type", "mediaretry")
+        .attr("id", id.clone())
+        .attr("t", now().to_string())
+        .children(children(node).to_vec());
+    st.deliver(&addr, id, "notification", b.build());
 }
 
 /// An `<ack>` from `from`: the stanza it names is taken.

@@ -92,6 +92,7 @@ async fn logged_in(
             "message" => relay::message(&server, &addr, &node),
             "receipt" => relay::receipt(&server, &addr, &node),
             "ack" => relay::ack(&server, &addr, &node),
+            "notification" => relay::notification(&server, &addr, &node),
             _ => {}
         }
     }

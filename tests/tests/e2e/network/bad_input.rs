@@ -1,6 +1,8 @@
 //! Input wazap's mapping does not expect, from the network and from a phone: the worker keeps
 //! running, keeps the session live, archives what it can (an unnamed message type as `unknown`,
-//! never dropped) and the next message still lands.
+//! never dropped; a photo whose media key is malformed, its file answered as not available; the
+//! pages after a history page that inflates past the client's ceiling) and the next message still
+//! lands.
 
 use serde_json::json;
 use wanet::Network;
@@ -66,6 +68,65 @@ async fn odd_stanzas_and_unnamed_message_types_are_survived() -> anyhow::Result<
     assert_eq!(messages[1]["text"], "still there?");
     let a = linked.owner.get(&linked.gw, "/api/account").await?;
     assert_eq!(a.json["state"], "live");
+    phone.stop().await;
+    hal.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_malformed_media_key_and_an_oversize_history_page_are_survived() -> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let hal = net.phone(HAL, "Hal").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let mcp = linked.reader().await?;
+
+    // A page that inflates past the client's 64 MiB ceiling, then an ordinary one.
+    phone.push_oversize_history(65 << 20).await?;
+    phone
+        .push_history(&[wanet::HistoryChat {
+            with: HAL.to_owned(),
+            messages: vec![("H1".into(), false, 1_796_000_000, "from before".into())],
+        }])
+        .await?;
+
+    // A photo whose media key is three bytes long (a real one is 32).
+    let up = hal
+        .client()
+        .upload(
+            vec![0xFF, 0xD8, 0xFF, 0xD9],
+            whatsapp_rust::wacore::download::MediaType::Image,
+            Default::default(),
+        )
+        .await?;
+    let mut photo = whatsapp_rust::media::image_message(up, Default::default());
+    if let Some(i) = photo.image_message.as_option_mut() {
+        i.media_key = Some(vec![1, 2, 3]);
+    }
+    hal.client()
+        .send_message(whatsapp_rust::Jid::pn(OWNER), photo)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    hal.send_text(OWNER, "did the photo come?").await?;
+
+    let read = read_until(&mcp, json!({"chat_id": format!("+{HAL}")}), |r| {
+        count(r) == 3
+    })
+    .await?;
+    let messages = &read["messages"];
+    assert_eq!(messages[0]["text"], "from before", "{messages:?}");
+    assert_eq!(messages[1]["type"], "image", "{messages:?}");
+    assert_eq!(messages[2]["text"], "did the photo come?");
+    let attachment = messages[1]["attachment"]["attachment_id"]
+        .as_str()
+        .expect("attachment_id");
+    let got = mcp
+        .call("get_attachment", json!({"attachment_id": attachment}))
+        .await?;
+    assert!(got.is_error, "{}", got.text);
+    assert!(got.text.contains("not_found"), "{}", got.text);
+    let a = linked.owner.get(&linked.gw, "/api/account").await?;
+    assert_eq!(a.json["state"], "live", "{}", a.text);
     phone.stop().await;
     hal.stop().await;
     Ok(())

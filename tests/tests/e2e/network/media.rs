@@ -1,7 +1,7 @@
 //! Media through the real media crypto and the media host: a contact's photo (with its
 //! thumbnail) reads as a preview and `get_attachment` downloads and decrypts the original over
-//! HTTP; a photo sent with `send_media` and a voice note (PTT) reach the contact's phone, which
-//! decrypts the same bytes.
+//! HTTP; a photo sent with `send_media` (with the thumbnail the worker makes) and a voice note
+//! (PTT) reach the contact's phone, which decrypts the same bytes.
 
 use std::time::{Duration, Instant};
 
@@ -81,6 +81,58 @@ async fn photos_both_ways_through_the_media_host() -> anyhow::Result<()> {
         ivy.download(&recv.id).await?,
         out,
         "the phone decrypts the same bytes"
+    );
+    let thumb = recv
+        .thumbnail
+        .as_deref()
+        .expect("a thumbnail for the phone's preview");
+    assert!(
+        thumb.starts_with(&[0xFF, 0xD8]) && thumb.ends_with(&[0xFF, 0xD9]),
+        "a whole JPEG"
+    );
+    assert_eq!(recv.size, Some((40, 30)), "the photo's own size");
+    phone.stop().await;
+    ivy.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn media_the_host_dropped_is_uploaded_again_by_the_phone() -> anyhow::Result<()> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let ivy = net.phone(IVY, "Ivy").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let mcp = linked.reader().await?;
+
+    let photo = b64.decode(jpeg_b64(32, 24))?;
+    let id = ivy
+        .send_image(OWNER, photo.clone(), "old photo", vec![])
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !phone.holds_file(&id) {
+        anyhow::ensure!(Instant::now() < deadline, "the phone never kept the file");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let read = super::read_until(&mcp, json!({"chat_id": format!("+{IVY}")}), |r| {
+        super::count(r) == 1
+    })
+    .await?;
+    let attachment = read["messages"][0]["attachment"]["attachment_id"]
+        .as_str()
+        .expect("attachment_id")
+        .to_owned();
+
+    net.expire_media();
+    let got = mcp
+        .call("get_attachment", json!({"attachment_id": attachment}))
+        .await?;
+    assert!(!got.is_error, "{}", got.text);
+    let (_, data) = got.images.first().expect("the image itself");
+    assert_eq!(
+        b64.decode(data)?,
+        photo,
+        "the phone uploaded it again and the worker fetched it from its new place"
     );
     phone.stop().await;
     ivy.stop().await;

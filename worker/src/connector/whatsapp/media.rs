@@ -97,8 +97,13 @@ pub fn with_origin(media: &mut serde_json::Value, origin: &MediaOrigin) {
     }
 }
 
+/// How long a download waits for the phone to upload a file again: inside `get_attachment`'s
+/// 15 s deadline, so the agent hears "not available" rather than a timeout.
+const REUPLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
 /// Fetch the bytes of `attachment_id`: `None` when it has no WhatsApp parameters (nothing to
-/// download). A failed download is retried once after asking the phone to re-upload.
+/// download) or the phone cannot provide them again. A failed download is retried once after
+/// asking the phone to re-upload.
 pub async fn download(
     client: &Client,
     pool: &Pool,
@@ -140,31 +145,35 @@ pub async fn download(
         is_from_me: origin.from_me,
         participant: participant.as_ref(),
     };
-    match client.media_reupload().request(&req).await {
-        Ok(MediaRetryResult::Success { direct_path }) => {
-            let mut params = stored.params.clone();
-            params.direct_path = direct_path;
-            let bytes = fetch(client, &params).await?;
-            let mut json = params.to_json();
-            with_origin(&mut json, &origin);
-            let db = pool.get().await.context("database connection")?;
-            db.execute(
-                "update attachments set media = $3 where account_id = $1 and attachment_id = $2",
-                &[&account, &attachment_id, &json],
-            )
-            .await?;
-            Ok(Some(bytes))
+    let answer = tokio::time::timeout(REUPLOAD_WAIT, client.media_reupload().request(&req)).await;
+    let direct_path = match answer {
+        Ok(Ok(MediaRetryResult::Success { direct_path })) => direct_path,
+        other => {
+            // The phone no longer has it, could not read the request, or did not answer in
+            // time: the file is gone for good (the caller says so).
+            let why = match other {
+                Ok(Ok(MediaRetryResult::NotFound)) => "the phone no longer has it",
+                Ok(Ok(MediaRetryResult::DecryptionError)) => "the phone could not read the request",
+                Ok(Ok(_)) => "the phone answered with an error",
+                Ok(Err(_)) => "the request could not be sent",
+                Err(_) => "the phone did not answer in time",
+            };
+            tracing::info!(attachment.id = %attachment_id, reason = why, "media not re-uploaded");
+            return Ok(None);
         }
-        Ok(other) => Err(err.context(format!(
-            "the phone could not re-upload the media ({})",
-            match other {
-                MediaRetryResult::NotFound => "not found",
-                MediaRetryResult::DecryptionError => "decryption error",
-                _ => "error",
-            }
-        ))),
-        Err(e) => Err(err.context(format!("re-upload request failed: {e}"))),
-    }
+    };
+    let mut params = stored.params.clone();
+    params.direct_path = direct_path;
+    let bytes = fetch(client, &params).await?;
+    let mut json = params.to_json();
+    with_origin(&mut json, &origin);
+    let db = pool.get().await.context("database connection")?;
+    db.execute(
+        "update attachments set media = $3 where account_id = $1 and attachment_id = $2",
+        &[&account, &attachment_id, &json],
+    )
+    .await?;
+    Ok(Some(bytes))
 }
 
 /// One CDN download.
