@@ -141,6 +141,12 @@ impl Network {
         self.server.state().retries
     }
 
+    /// Offer `n` QR refs to each unpaired socket from now on (six by default). A client shows the
+    /// first for 60 s and each further one for 20 s, then stops: with one, the QR expires in 60 s.
+    pub fn set_qr_refs(&self, n: usize) {
+        self.server.state().qr_refs = Some(n.max(1));
+    }
+
     /// Forget every file the media host holds, as WhatsApp's media servers do after a while:
     /// downloads fail until a phone uploads the file again.
     pub fn expire_media(&self) {

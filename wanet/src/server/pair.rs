@@ -31,7 +31,8 @@ pub(crate) async fn unpaired(
 ) {
     let (id, refs) = {
         let mut st = server.state();
-        let refs: Vec<String> = (0..REFS).map(|_| format!("2@{}", st.id())).collect();
+        let n = st.qr_refs.unwrap_or(REFS);
+        let refs: Vec<String> = (0..n).map(|_| format!("2@{}", st.id())).collect();
         for r in &refs {
             st.unpaired.insert(r.clone(), out.clone());
         }
