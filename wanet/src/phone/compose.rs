@@ -96,6 +96,15 @@ impl Phone {
         self.send(to, msg).await
     }
 
+    /// Read the messages `ids` that `chat` (an account's digits or a group JID) sent: the phone
+    /// sends read receipts (delivery receipts go out on their own when a message arrives).
+    pub async fn mark_read(&self, chat: &str, ids: &[&str]) -> anyhow::Result<()> {
+        self.client
+            .mark_as_read(&recipient(chat)?, None, ids)
+            .await
+            .map_err(|e| anyhow::anyhow!("mark read: {e:?}"))
+    }
+
     /// Create a group named `subject` with the accounts `members`; its JID (`…@g.us`).
     pub async fn create_group(&self, subject: &str, members: &[&str]) -> anyhow::Result<String> {
         let options = GroupCreateOptions::builder()

@@ -204,7 +204,7 @@ fn drop_sender(st: &mut State, from: &Addr) {
 }
 
 /// A `<receipt>` from `from`: the messages it names are taken; delivery, read and retry
-/// receipts go on to the device that sent them.
+/// receipts go on to the device they name, or to every device of the account they name.
 pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
     let Some(id) = attr(node, "id") else {
         return;
@@ -247,6 +247,13 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
     let Some(author) = target.and_then(|t| st.addr_of(&t)) else {
         return;
     };
+    // To an account (no device): every device of it sees the tick; to a device: that device.
+    let to_all = author.device == 0 && author.user != from.user;
+    let authors = if to_all {
+        super::groups::devices(&st, std::slice::from_ref(&author.user))
+    } else {
+        vec![author]
+    };
     let mut b = NodeBuilder::new("receipt")
         .attr("from", device_jid(from))
         .attr("id", id.clone())
@@ -264,7 +271,10 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
     if !kids.is_empty() {
         b = b.children(kids);
     }
-    st.deliver(&author, id, "receipt", b.build());
+    let node = b.build();
+    for a in authors {
+        st.deliver(&a, id.clone(), "receipt", node.clone());
+    }
 }
 
 /// A phone's answer to a media retry (`mediaretry`, to one of its own companions): handed to

@@ -1,6 +1,7 @@
 //! Messages both ways through the linked worker: a contact's DM lands in the archive and reads
 //! through `/mcp`; `send_message` reaches the contact's phone (and the owner's phone, as its
-//! own sent message) and the journal says `accepted` on WhatsApp's server ack.
+//! own sent message), the journal says `accepted` on WhatsApp's server ack, and the contact's
+//! delivery and read receipts reach the journal.
 
 use std::time::Duration;
 
@@ -56,6 +57,33 @@ async fn a_dm_reads_through_mcp_and_a_send_reaches_the_phone() -> anyhow::Result
         "the owner's phone shows it as sent by the account"
     );
     assert_eq!(mine.id, got.id, "one message, one id on every device");
+
+    // Bob's phone says it got the message, then that he read it: the journal records both.
+    let receipts = |id: String| {
+        let pool = linked.stack.pool.clone();
+        async move {
+            let row = pool
+                .get()
+                .await?
+                .query_one(
+                    "select delivered_at is not null, read_at is not null \
+                     from send_journal where wa_id = $1",
+                    &[&id],
+                )
+                .await?;
+            anyhow::Ok((row.get::<_, bool>(0), row.get::<_, bool>(1)))
+        }
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while receipts(got.id.clone()).await? != (true, false) {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "no delivery receipt");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bob.mark_read(OWNER, &[&got.id]).await?;
+    while receipts(got.id.clone()).await? != (true, true) {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "no read receipt");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     phone.stop().await;
     bob.stop().await;
     Ok(())
