@@ -14,13 +14,15 @@ pub struct HistoryChat {
     pub messages: Vec<(String, bool, u64, String)>,
 }
 
-/// The notification message carrying `chats` as one initial-bootstrap page.
-pub(crate) fn notification(chats: &[HistoryChat]) -> wa::Message {
+/// The notification message carrying `chats` as initial-bootstrap page number `chunk`, the sync
+/// `progress` percent done after it.
+pub(crate) fn notification(chats: &[HistoryChat], chunk: u32, progress: u32) -> wa::Message {
     page(
         chats,
         wa::history_sync::HistorySyncType::INITIAL_BOOTSTRAP,
         wa::message::HistorySyncType::INITIAL_BOOTSTRAP,
         None,
+        (chunk, progress),
     )
 }
 
@@ -31,6 +33,7 @@ pub(crate) fn on_demand(chats: &[HistoryChat], session: &str) -> wa::Message {
         wa::history_sync::HistorySyncType::ON_DEMAND,
         wa::message::HistorySyncType::ON_DEMAND,
         Some(session.to_owned()),
+        (1, 100),
     )
 }
 
@@ -40,6 +43,7 @@ fn page(
     kind: wa::history_sync::HistorySyncType,
     note_kind: wa::message::HistorySyncType,
     session: Option<String>,
+    (chunk, progress): (u32, u32),
 ) -> wa::Message {
     let conversations = chats
         .iter()
@@ -76,11 +80,16 @@ fn page(
     let sync = wa::HistorySync {
         sync_type: kind,
         conversations,
-        chunk_order: Some(1),
-        progress: Some(100),
+        chunk_order: Some(chunk),
+        progress: Some(progress),
         ..Default::default()
     };
-    wrap(zlib_stored(&sync.encode_to_vec()), note_kind, session)
+    wrap(
+        zlib_stored(&sync.encode_to_vec()),
+        note_kind,
+        session,
+        (chunk, progress),
+    )
 }
 
 /// A history-sync notification carrying `payload` (a zlib stream) inline.
@@ -88,6 +97,7 @@ fn wrap(
     payload: Vec<u8>,
     note_kind: wa::message::HistorySyncType,
     session: Option<String>,
+    (chunk, progress): (u32, u32),
 ) -> wa::Message {
     wa::Message {
         protocol_message: MessageField::some(wa::message::ProtocolMessage {
@@ -95,8 +105,8 @@ fn wrap(
             history_sync_notification: MessageField::some(wa::message::HistorySyncNotification {
                 file_length: Some(payload.len() as u64),
                 sync_type: Some(note_kind),
-                chunk_order: Some(1),
-                progress: Some(100),
+                chunk_order: Some(chunk),
+                progress: Some(progress),
                 initial_hist_bootstrap_inline_payload: Some(payload),
                 peer_data_request_session_id: session,
                 ..Default::default()
@@ -149,7 +159,12 @@ pub(crate) fn oversize(inflated: u64) -> wa::Message {
     }
     b = (b + a * (zeros % 65_521)) % 65_521;
     out.extend_from_slice(&(((b << 16) | a) as u32).to_be_bytes());
-    wrap(out, wa::message::HistorySyncType::INITIAL_BOOTSTRAP, None)
+    wrap(
+        out,
+        wa::message::HistorySyncType::INITIAL_BOOTSTRAP,
+        None,
+        (1, 100),
+    )
 }
 
 /// A deflate bit writer (least significant bit first; Huffman codes most significant first).

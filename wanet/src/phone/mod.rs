@@ -206,13 +206,21 @@ impl Phone {
     }
 
     /// Push `chats` to this account's companions as the history a phone sends after linking
-    /// (one initial-bootstrap page, inline).
+    /// (one initial-bootstrap page, inline, the sync done).
     pub async fn push_history(&self, chats: &[crate::HistoryChat]) -> anyhow::Result<()> {
-        self.client
-            .send_message(Jid::pn(&self.number), crate::history::notification(chats))
-            .await
-            .map_err(|e| anyhow::anyhow!("push history: {e:?}"))?;
-        Ok(())
+        self.push_history_page(chats, 1, 100).await
+    }
+
+    /// Push `chats` as initial-bootstrap page number `chunk`, the sync `progress` percent done
+    /// after it (a phone sends several pages, the last at 100).
+    pub async fn push_history_page(
+        &self,
+        chats: &[crate::HistoryChat],
+        chunk: u32,
+        progress: u32,
+    ) -> anyhow::Result<()> {
+        let page = crate::history::notification(chats, chunk, progress);
+        self.send(&self.number.clone(), page).await.map(|_| ())
     }
 
     /// Push a history page that inflates past `inflated` bytes (a zlib bomb, a few hundred KiB

@@ -1,10 +1,13 @@
-//! History the phone pushes after linking lands through the batch path and reads through `/mcp`
-//! like live messages, with their own ids, order and direction.
+//! History the phone pushes after linking lands through the batch path, the account says
+//! `catching_up` until the last page, and it reads through `/mcp` like live messages, with their
+//! own ids, order and direction.
 
 use serde_json::json;
 use wanet::{HistoryChat, Network, OnDemand};
 
-use super::{Linked, OWNER, count, read_until};
+use std::time::Duration;
+
+use super::{Linked, OWNER, account_until, count, read_until};
 
 #[tokio::test]
 async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
@@ -15,22 +18,39 @@ async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)?
         .as_secs();
     let day = 86_400;
+    // Two pages: after the first the account is catching up, after the last it is live.
     phone
-        .push_history(&[
-            HistoryChat {
+        .push_history_page(
+            &[HistoryChat {
                 with: "15550000006".into(),
                 messages: vec![
                     ("H1".into(), false, now - 3 * day, "old question".into()),
                     ("H2".into(), true, now - 3 * day + 60, "old answer".into()),
                     ("H3".into(), false, now - 2 * day, "thanks".into()),
                 ],
-            },
-            HistoryChat {
+            }],
+            1,
+            40,
+        )
+        .await?;
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(10), |a| {
+        a["state"] == "catching_up"
+    })
+    .await?;
+    phone
+        .push_history_page(
+            &[HistoryChat {
                 with: "15550000007".into(),
                 messages: vec![("H4".into(), false, now - 5 * day, "from long ago".into())],
-            },
-        ])
+            }],
+            2,
+            100,
+        )
         .await?;
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(10), |a| {
+        a["state"] == "live"
+    })
+    .await?;
 
     let mcp = linked.reader().await?;
     let read = read_until(&mcp, json!({"chat_id": "+15550000006"}), |r| count(r) == 3).await?;
