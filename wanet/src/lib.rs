@@ -147,6 +147,12 @@ impl Network {
         self.server.state().qr_refs = Some(n.max(1));
     }
 
+    /// From now on, others receive the direct messages of the account `number` from its LID
+    /// (`…@lid`, with `sender_pn` naming its number), as WhatsApp does for LID-addressed chats.
+    pub fn address_by_lid(&self, number: &str) {
+        self.server.state().lid_senders.insert(number.to_owned());
+    }
+
     /// Forget every file the media host holds, as WhatsApp's media servers do after a while:
     /// downloads fail until a phone uploads the file again.
     pub fn expire_media(&self) {

@@ -20,6 +20,15 @@ pub(crate) fn device_jid(addr: &Addr) -> String {
     }
 }
 
+/// A device's LID JID.
+fn lid_jid(lid: &str, device: u16) -> String {
+    if device == 0 {
+        format!("{lid}@lid")
+    } else {
+        format!("{lid}:{device}@lid")
+    }
+}
+
 /// A `<message>` from `from`: one stanza per addressed device, then the server ack.
 pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
     let (Some(id), Some(to)) = (attr(node, "id"), jid(node, "to")) else {
@@ -108,8 +117,15 @@ fn direct_copies(
             continue;
         }
         let mut b = NodeBuilder::new("message")
-            .attr("from", device_jid(from))
             .attr("type", attr(node, "type").unwrap_or_else(|| "text".into()));
+        b = match st.accounts.get(&from.user) {
+            // Another account's device hears from a LID-addressed sender by LID, with the phone
+            // number beside it.
+            Some(a) if addr.user != from.user && st.lid_senders.contains(&from.user) => b
+                .attr("from", lid_jid(&a.lid, from.device))
+                .attr("sender_pn", format!("{}@s.whatsapp.net", from.user)),
+            _ => b.attr("from", device_jid(from)),
+        };
         if let Some(c) = attr(node, "category") {
             b = b.attr("category", c);
         }

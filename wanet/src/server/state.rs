@@ -81,6 +81,8 @@ pub(crate) struct State {
     pub(crate) groups: BTreeMap<String, super::groups::Group>,
     /// Groups created so far (the next group's id).
     pub(crate) next_group: u64,
+    /// Accounts whose direct messages others receive from their LID (with `sender_pn`).
+    pub(crate) lid_senders: std::collections::HashSet<String>,
     /// QR refs offered to an unpaired socket, when a test wants fewer than a phone server's six.
     pub(crate) qr_refs: Option<usize>,
     /// Server-side ids handed out.
