@@ -153,6 +153,22 @@ impl Network {
         self.server.state().lid_senders.insert(number.to_owned());
     }
 
+    /// Refuse the next `times` logins of `(number, device)` with `<failure reason=…>`: 503 (try
+    /// again), 405 (client outdated), 402 (temporarily banned), 401 (logged out), …
+    pub fn refuse_login(&self, number: &str, device: u16, reason: u16, times: u32) {
+        let addr = server::state::Addr {
+            user: number.to_owned(),
+            device,
+        };
+        self.server.state().refusals.insert(addr, (reason, times));
+    }
+
+    /// Stall (or stop stalling): new chat sockets are accepted and their handshake never
+    /// answered, as an unreachable server behind a live load balancer would.
+    pub fn stall(&self, on: bool) {
+        self.server.state().stalled = on;
+    }
+
     /// Forget every file the media host holds, as WhatsApp's media servers do after a while:
     /// downloads fail until a phone uploads the file again.
     pub fn expire_media(&self) {

@@ -32,13 +32,31 @@ pub(crate) async fn run(
     }
 }
 
-/// A device that logs in: refused when unknown, else `<success>` and its stanzas.
+/// A device that logs in: refused when unknown or a refusal is armed, else `<success>` and its
+/// stanzas.
 async fn logged_in(
     server: Arc<Server>,
     addr: Addr,
     out: UnboundedSender<Out>,
     mut rx: UnboundedReceiver<Node>,
 ) {
+    let refusal = {
+        let mut st = server.state();
+        st.refusals.get_mut(&addr).filter(|r| r.1 > 0).map(|r| {
+            r.1 -= 1;
+            r.0
+        })
+    };
+    if let Some(reason) = refusal {
+        let mut f = NodeBuilder::new("failure").attr("reason", reason.to_string());
+        if reason == 402 {
+            // A temporary ban says why (code) and for how long (seconds).
+            f = f.attr("code", "101").attr("expire", "3600");
+        }
+        let _ = out.send(Out::Node(f.build()));
+        let _ = out.send(Out::Drop);
+        return;
+    }
     let lid = {
         let mut st = server.state();
         let lid = st

@@ -56,6 +56,10 @@ async fn chat_socket(server: Arc<Server>, stream: TcpStream) -> anyhow::Result<(
         if !msg.is_binary() {
             continue;
         }
+        if server.state().stalled {
+            // A stalled server takes the client's hello and never answers.
+            continue;
+        }
         match responder.feed(msg.as_payload())? {
             Step::More => {}
             Step::Reply(bytes) => {

@@ -83,6 +83,10 @@ pub(crate) struct State {
     pub(crate) next_group: u64,
     /// Accounts whose direct messages others receive from their LID (with `sender_pn`).
     pub(crate) lid_senders: std::collections::HashSet<String>,
+    /// Logins refused, by device: the `<failure>` reason and how many more times.
+    pub(crate) refusals: HashMap<Addr, (u16, u32)>,
+    /// Whether new chat sockets get no answer to their handshake.
+    pub(crate) stalled: bool,
     /// QR refs offered to an unpaired socket, when a test wants fewer than a phone server's six.
     pub(crate) qr_refs: Option<usize>,
     /// Server-side ids handed out.

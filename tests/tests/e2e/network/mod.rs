@@ -4,6 +4,7 @@
 mod bad_input;
 mod certificate;
 mod durable;
+mod faults;
 mod groups;
 mod history;
 mod killed;
