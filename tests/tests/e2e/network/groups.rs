@@ -1,6 +1,6 @@
 //! Groups end to end: a contact's phone creates a group with the account, members write in it
-//! (sender keys fanned out by the server), an @mention and a reply to the account's own message
-//! come back through `wait_for_messages` with `addressed_to_me`, member and subject changes
+//! (sender keys fanned out by the server) and are found by `search_messages`, an @mention and a
+//! reply to the account's own message come back through `wait_for_messages` with `addressed_to_me`, member and subject changes
 //! become `system` messages, and `send_message` to the group reaches every member's phone.
 
 use std::time::Duration;
@@ -95,6 +95,18 @@ async fn a_group_lives_through_the_worker_messages_mentions_replies_changes_and_
         by("I booked it")["message_id"],
         "the reply names the account's own message"
     );
+
+    // Search finds the group's words, in the group.
+    let found = mcp
+        .call("search_messages", json!({"query": "book"}))
+        .await?
+        .ok()
+        .clone();
+    assert_eq!(found["count"], 1, "{found}");
+    let hit = &found["messages"][0];
+    assert_eq!(hit["snippet"], "@owner can you **book**?", "{found}");
+    assert_eq!(hit["chat_id"], chat_id.as_str());
+    assert_eq!(hit["chat_name"], "Trip");
 
     // What is addressed to the account: the mention and the reply, not the chatter.
     let addressed = mcp

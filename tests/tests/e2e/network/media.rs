@@ -138,3 +138,46 @@ async fn media_the_host_dropped_is_uploaded_again_by_the_phone() -> anyhow::Resu
     ivy.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_document_from_a_phone_reads_with_its_name_and_bytes() -> anyhow::Result<()> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let ivy = net.phone(IVY, "Ivy").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let mcp = linked.reader().await?;
+
+    let pdf = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n".to_vec();
+    ivy.send_document(OWNER, pdf.clone(), "application/pdf", "plan.pdf")
+        .await?;
+    let read = super::read_until(&mcp, json!({"chat_id": format!("+{IVY}")}), |r| {
+        super::count(r) == 1
+    })
+    .await?;
+    let msg = &read["messages"][0];
+    assert_eq!(msg["type"], "document", "{msg}");
+    assert_eq!(msg["attachment"]["filename"], "plan.pdf", "{msg}");
+    let out = mcp
+        .call(
+            "get_attachment",
+            json!({"attachment_id": msg["attachment"]["attachment_id"]}),
+        )
+        .await?;
+    assert!(!out.is_error, "{}", out.text);
+    let resource = out.raw["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .find(|b| b["type"] == "resource")
+        .expect("an embedded resource")["resource"]
+        .clone();
+    assert_eq!(resource["mimeType"], "application/pdf");
+    assert_eq!(
+        b64.decode(resource["blob"].as_str().unwrap_or_default())?,
+        pdf
+    );
+    phone.stop().await;
+    ivy.stop().await;
+    Ok(())
+}
