@@ -27,6 +27,8 @@ pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
 pub enum Fault {
     /// Relay it, never acknowledge it.
     NoAck,
+    /// Relay it, acknowledge it after this long.
+    DelayAck(std::time::Duration),
     /// Refuse it with this error code (a nack); nothing is relayed.
     Nack(u16),
     /// Close the sender's socket before relaying anything.

@@ -11,7 +11,7 @@ use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::grants::{ReadScope, SendMode};
 use wazap_shared::wire::sim::{SetState, Transmissions, UpsertContact};
-use wazap_tests::fixtures::person;
+use wazap_tests::fixtures::{ogg_opus, person};
 use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
 use wazap_worker::grants::{PermissionEdit, set_send_permission};
@@ -26,18 +26,6 @@ fn jpeg() -> Vec<u8> {
         .encode(&[90u8; 8 * 8 * 3], 8, 8, jpeg_encoder::ColorType::Rgb)
         .expect("jpeg");
     out
-}
-
-/// An Ogg beginning-of-stream page whose first packet is `OpusHead`.
-fn ogg_opus() -> Vec<u8> {
-    let packet: &[u8] = b"OpusHead\x01\x01\x38\x01\x80\xbb\0\0\0\0\0";
-    let mut v = b"OggS\0\x02".to_vec();
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(b"WAZP");
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(&[1, packet.len() as u8]);
-    v.extend_from_slice(packet);
-    v
 }
 
 async fn transmissions(stack: &Stack) -> Transmissions {

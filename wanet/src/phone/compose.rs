@@ -105,6 +105,24 @@ impl Phone {
             .map_err(|e| anyhow::anyhow!("mark read: {e:?}"))
     }
 
+    /// Send `ogg` (Opus) as a voice note (push-to-talk) of `seconds` to `to`; the message id.
+    pub async fn send_voice(&self, to: &str, ogg: Vec<u8>, seconds: u32) -> anyhow::Result<String> {
+        let up = self
+            .client
+            .upload(ogg, MediaType::Audio, UploadOptions::default())
+            .await
+            .context("upload")?;
+        let msg = whatsapp_rust::media::audio_message(
+            up,
+            whatsapp_rust::media::AudioOptions {
+                ptt: Some(true),
+                duration_seconds: Some(seconds),
+                ..Default::default()
+            },
+        );
+        self.send(to, msg).await
+    }
+
     /// Create a group named `subject` with the accounts `members`; its JID (`…@g.us`).
     pub async fn create_group(&self, subject: &str, members: &[&str]) -> anyhow::Result<String> {
         let options = GroupCreateOptions::builder()

@@ -77,6 +77,15 @@ pub(crate) fn message(server: &Server, from: &Addr, node: &Node) {
     match fault {
         Some(Fault::DropAfterRelay) => drop_sender(&mut st, from),
         Some(Fault::NoAck) => {}
+        Some(Fault::DelayAck(wait)) => {
+            if let Some(out) = st.online.get(from).cloned() {
+                let ack = ack_node(&id, &to.to_non_ad_string(), None);
+                tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    let _ = out.send(Out::Node(ack));
+                });
+            }
+        }
         _ => ack_sender(&mut st, from, &id, &to.to_non_ad_string(), None),
     }
 }
@@ -200,16 +209,21 @@ fn garble(enc: &mut Node) {
 /// The server's ack of a message to the device that sent it (a nack with `error`).
 fn ack_sender(st: &mut State, from: &Addr, id: &str, to: &str, error: Option<u16>) {
     if let Some(out) = st.online.get(from) {
-        let mut ack = NodeBuilder::new("ack")
-            .attr("class", "message")
-            .attr("id", id.to_owned())
-            .attr("from", to.to_owned())
-            .attr("t", now().to_string());
-        if let Some(code) = error {
-            ack = ack.attr("error", code.to_string());
-        }
-        let _ = out.send(Out::Node(ack.build()));
+        let _ = out.send(Out::Node(ack_node(id, to, error)));
     }
+}
+
+/// The server's ack of message `id` sent to `to` (a nack with `error`).
+fn ack_node(id: &str, to: &str, error: Option<u16>) -> Node {
+    let mut ack = NodeBuilder::new("ack")
+        .attr("class", "message")
+        .attr("id", id.to_owned())
+        .attr("from", to.to_owned())
+        .attr("t", now().to_string());
+    if let Some(code) = error {
+        ack = ack.attr("error", code.to_string());
+    }
+    ack.build()
 }
 
 /// Close the sender's socket (a fault).

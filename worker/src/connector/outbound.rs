@@ -109,6 +109,10 @@ pub enum SendError {
     /// An error after the hand-over: it may have been delivered.
     #[error("error after transmission: {0:#}")]
     AfterTransmission(anyhow::Error),
+    /// WhatsApp's server refused it with this error code (a nack). The contract cannot promise
+    /// nothing was delivered, so it reads like an error after transmission; the code is journaled.
+    #[error("WhatsApp refused the message (code {0})")]
+    Refused(String),
     /// Handed over, but no acknowledgement came in time: it may have been delivered.
     #[error("no acknowledgement in time")]
     NoAck,

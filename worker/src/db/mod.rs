@@ -50,6 +50,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0013_send_receipts",
         include_str!("migrations/0013_send_receipts.sql"),
     ),
+    (
+        "0014_send_refusal",
+        include_str!("migrations/0014_send_refusal.sql"),
+    ),
 ];
 
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker

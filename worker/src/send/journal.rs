@@ -275,7 +275,7 @@ pub(crate) async fn reserved(
 /// row and the statement fails (a division by that zero count), so it also serves inside a
 /// transaction that must not commit without it ([`accepted_with_echo`]).
 const FINISH: &str = "with u as (
-       update send_journal set state = $3, accepted_at = $4, updated_at = now()
+       update send_journal set state = $3, accepted_at = $4, wa_error = $5, updated_at = now()
        where connection_id = $1 and request_id = $2
          and state in ('reserved', 'transmitting')
        returning connection_id, request_id),
@@ -285,21 +285,28 @@ const FINISH: &str = "with u as (
          and o.connection_id = u.connection_id and o.request_id = u.request_id)
      select 1 / (select count(*) from u)";
 
-/// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`) for a
-/// transmitting send. `accepted` and `failed` drop the outbox row in the same statement.
+/// Record a final state (`accepted` with its time, `outcome_unknown` or `failed`, with
+/// WhatsApp's error code when its server refused the send) for a transmitting send. `accepted`
+/// and `failed` drop the outbox row in the same statement.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.finish"))]
 pub async fn finish(
     db: &impl GenericClient,
     connection_id: &str,
     request_id: &str,
-    state: JournalState,
+    (state, refusal): (JournalState, Option<&str>),
     accepted_at: Option<DateTime<Utc>>,
 ) -> anyhow::Result<()> {
     debug_assert!(state.is_final());
     let stmt = db.prepare_cached(FINISH).await?;
     db.query_one(
         &stmt,
-        &[&connection_id, &request_id, &state.as_str(), &accepted_at],
+        &[
+            &connection_id,
+            &request_id,
+            &state.as_str(),
+            &accepted_at,
+            &refusal,
+        ],
     )
     .await
     .map_err(|e| match e.code() {
@@ -326,6 +333,7 @@ pub fn accepted_with_echo(
             Box::new(request_id.to_owned()),
             Box::new(JournalState::Accepted.as_str()),
             Box::new(Some(accepted_at)),
+            Box::new(None::<String>),
         ],
     }
 }

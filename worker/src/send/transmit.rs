@@ -45,6 +45,7 @@ async fn transmit(state: &Sender, plan: &Plan, content: OutboundContent) -> Send
         .instrument(tracing::info_span!("connector.send"));
     let outcome = tokio::time::timeout(CONNECTOR_BUDGET, transmit).await;
     let mut echo = None;
+    let mut refusal = None;
     let message_id = &plan.message_id;
     let (wanted, accepted_at) = match outcome {
         // Postgres keeps microseconds: answer exactly what a replay will read.
@@ -56,6 +57,11 @@ async fn transmit(state: &Sender, plan: &Plan, content: OutboundContent) -> Send
             tracing::warn!(message.id = %message_id, cause = %e, "send failed before transmission");
             (JournalState::Failed, None)
         }
+        Ok(Err(SendError::Refused(code))) => {
+            tracing::warn!(message.id = %message_id, wa.error = %code, "send refused by WhatsApp: outcome unknown");
+            refusal = Some(code);
+            (JournalState::OutcomeUnknown, None)
+        }
         Ok(Err(e)) => {
             tracing::warn!(message.id = %message_id, cause = %e, "send outcome unknown");
             (JournalState::OutcomeUnknown, None)
@@ -66,7 +72,7 @@ async fn transmit(state: &Sender, plan: &Plan, content: OutboundContent) -> Send
         }
     };
     let r = plan.reservation();
-    let recorded = finish(state, &r, wanted, accepted_at, echo).await;
+    let recorded = finish(state, &r, (wanted, refusal.as_deref()), accepted_at, echo).await;
     crate::metrics::send(recorded.as_str());
     tracing::info!(
         connection.id = %plan.connection_id,
@@ -95,7 +101,7 @@ async fn transmit(state: &Sender, plan: &Plan, content: OutboundContent) -> Send
 async fn finish(
     state: &Sender,
     r: &Reservation<'_>,
-    wanted: JournalState,
+    (wanted, refusal): (JournalState, Option<&str>),
     accepted_at: Option<chrono::DateTime<chrono::Utc>>,
     echo: Option<crate::archive::Inbound>,
 ) -> JournalState {
@@ -124,7 +130,10 @@ async fn finish(
             Error::internal("send: own-send echo", e).log();
         }
     };
-    let (recorded, ()) = tokio::join!(record(state, r, wanted, accepted_at), archive_echo);
+    let (recorded, ()) = tokio::join!(
+        record(state, r, (wanted, refusal), accepted_at),
+        archive_echo
+    );
     recorded
 }
 
@@ -133,12 +142,19 @@ async fn finish(
 async fn record(
     state: &Sender,
     r: &Reservation<'_>,
-    wanted: JournalState,
+    (wanted, refusal): (JournalState, Option<&str>),
     accepted_at: Option<chrono::DateTime<chrono::Utc>>,
 ) -> JournalState {
     let result = async {
         let db = state.db.get().await?;
-        journal::finish(&db, r.connection_id, r.request_id, wanted, accepted_at).await?;
+        journal::finish(
+            &db,
+            r.connection_id,
+            r.request_id,
+            (wanted, refusal),
+            accepted_at,
+        )
+        .await?;
         anyhow::Ok(())
     }
     .await;
@@ -151,7 +167,7 @@ async fn record(
                     &db,
                     r.connection_id,
                     r.request_id,
-                    JournalState::OutcomeUnknown,
+                    (JournalState::OutcomeUnknown, refusal),
                     None,
                 )
                 .await;

@@ -1,7 +1,8 @@
 //! Media through the real media crypto and the media host: a contact's photo (with its
 //! thumbnail) reads as a preview and `get_attachment` downloads and decrypts the original over
-//! HTTP; a photo sent with `send_media` (with the thumbnail the worker makes) and a voice note
-//! (PTT) reach the contact's phone, which decrypts the same bytes.
+//! HTTP; a photo sent with `send_media` carries the thumbnail the worker makes; a file the host
+//! dropped is uploaded again by the phone; documents and voice notes (push-to-talk) keep their
+//! names, bytes and flags both ways.
 
 use std::time::{Duration, Instant};
 
@@ -177,6 +178,50 @@ async fn a_document_from_a_phone_reads_with_its_name_and_bytes() -> anyhow::Resu
         b64.decode(resource["blob"].as_str().unwrap_or_default())?,
         pdf
     );
+    phone.stop().await;
+    ivy.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn voice_notes_both_ways_keep_their_bytes_and_the_push_to_talk_flag() -> anyhow::Result<()> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let ivy = net.phone(IVY, "Ivy").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let (_, token) =
+        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+    let mcp = linked.gw.mcp(&token).await?;
+
+    let voice = wazap_tests::fixtures::ogg_opus();
+    ivy.send_voice(OWNER, voice.clone(), 4).await?;
+    let read = super::read_until(&mcp, json!({"chat_id": format!("+{IVY}")}), |r| {
+        super::count(r) == 1
+    })
+    .await?;
+    let msg = &read["messages"][0];
+    assert_eq!(msg["type"], "voice", "{msg}");
+    assert_eq!(msg["attachment"]["seconds"], 4, "{msg}");
+
+    let chat = read["chat_id"].as_str().unwrap_or_default().to_owned();
+    let sent = mcp
+        .call(
+            "send_voice_note",
+            json!({"chat_id": chat, "request_id": "voice-1",
+                   "data_base64": b64.encode(&voice), "seconds": 4}),
+        )
+        .await?;
+    assert_eq!(sent.ok()["state"], "accepted", "{}", sent.text);
+    let recv = ivy
+        .wait_for(Duration::from_secs(10), |m| m.media.is_some())
+        .await?;
+    assert_eq!(
+        recv.media,
+        Some(("audio", true)),
+        "a voice note, not an audio file"
+    );
+    assert_eq!(ivy.download(&recv.id).await?, voice);
     phone.stop().await;
     ivy.stop().await;
     Ok(())

@@ -1,6 +1,7 @@
 //! Sends against a server that misbehaves: a nack, a socket dropped after the stanza reached the
 //! server (no ack), a socket dropped before. The journal's state is what the contract says, and a
-//! retry with the same `request_id` never transmits a second message.
+//! retry with the same `request_id` never transmits a second message. A nack's code is journaled,
+//! not echoed.
 
 use std::time::Duration;
 
@@ -64,6 +65,23 @@ async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twic
     net.arm(OWNER, device, Fault::Nack(479));
     let r = send(&mcp, &chat, "nack-1", "refused").await?;
     assert_eq!(r["state"], "outcome_unknown", "{r}");
+    assert!(
+        !r.to_string().contains("479"),
+        "WhatsApp's code is not echoed: {r}"
+    );
+    let db = linked.stack.pool.get().await?;
+    let code: Option<String> = db
+        .query_one(
+            "select wa_error from send_journal where request_id = 'nack-1'",
+            &[],
+        )
+        .await?
+        .get(0);
+    assert_eq!(
+        code.as_deref(),
+        Some("479"),
+        "the journal keeps WhatsApp's code"
+    );
 
     // The stanza reached the server and was relayed, then the socket dropped before the ack.
     net.arm(OWNER, device, Fault::DropAfterRelay);
@@ -87,6 +105,11 @@ async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twic
     let again = send(&mcp, &chat, "drop-1", "relayed, never acked").await?;
     assert_eq!(again["state"], "outcome_unknown");
     assert_eq!(again["duplicate"], true);
+
+    // An ack that comes late (2 s) still makes the send accepted.
+    net.arm(OWNER, device, Fault::DelayAck(Duration::from_secs(2)));
+    let slow = send(&mcp, &chat, "slow-1", "a slow ack").await?;
+    assert_eq!(slow["state"], "accepted", "{slow}");
 
     // A later send goes through; by then Erin has every message exactly once.
     let ok = send(&mcp, &chat, "ok-1", "after the faults").await?;

@@ -13,7 +13,7 @@ use wazap_shared::wire::send::{
 };
 use wazap_shared::wire::sim::ArmSendFault;
 use wazap_shared::{RpcError, wire::MessageType};
-use wazap_tests::fixtures::jpeg_b64;
+use wazap_tests::fixtures::{jpeg_b64, ogg_opus};
 
 use super::Sending;
 
@@ -73,14 +73,6 @@ async fn send_media(s: &Sending, req: &SendMediaRpc) -> Result<SendResult, RpcEr
 
 async fn send_voice(s: &Sending, req: &SendVoiceRpc) -> Result<SendResult, RpcError> {
     bus::call::<SendVoiceNote>(&s.stack.nats, &s.stack.subjects, Some(&s.grant), req, None).await
-}
-
-fn ogg_opus() -> Vec<u8> {
-    let mut b = b"OggS\x00\x02".to_vec();
-    b.resize(28, 0);
-    b.extend_from_slice(b"OpusHead\x01\x01\x38\x01\x80\xbb\x00\x00\x00\x00\x00");
-    b.extend(std::iter::repeat_n(7u8, 300));
-    b
 }
 
 #[tokio::test]

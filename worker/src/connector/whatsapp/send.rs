@@ -119,9 +119,7 @@ pub async fn transmit<T>(
     acks.forget(id);
     match outcome {
         Ok(Ok(AckOutcome::Accepted(at))) => Ok((SendAck { at, echo: None }, sent)),
-        Ok(Ok(AckOutcome::Rejected(code))) => Err(SendError::AfterTransmission(anyhow::anyhow!(
-            "WhatsApp refused the message (code {code})"
-        ))),
+        Ok(Ok(AckOutcome::Rejected(code))) => Err(SendError::Refused(code)),
         Ok(Err(_)) | Err(_) => Err(SendError::NoAck),
     }
 }
@@ -304,7 +302,7 @@ mod tests {
         })
         .await;
         assert!(
-            matches!(&out, Err(SendError::AfterTransmission(e)) if e.to_string().contains("479")),
+            matches!(&out, Err(SendError::Refused(code)) if code == "479"),
             "{out:?}"
         );
     }
