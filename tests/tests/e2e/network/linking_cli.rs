@@ -92,7 +92,8 @@ async fn link_from_the_terminal_with_a_pairing_code() -> anyhow::Result<()> {
         "the link command did not finish in 60 s; it said:\n{said}"
     );
     finished.expect("checked")?;
-    let status = status.map_err(|_| anyhow::anyhow!("stderr closed, the process kept running"))??;
+    let status =
+        status.map_err(|_| anyhow::anyhow!("stderr closed, the process kept running"))??;
     let (code, _) = typed.ok_or_else(|| anyhow::anyhow!("no pairing code shown:\n{said}"))?;
     assert_eq!(code.len(), 8, "an 8-character code: {said}");
     assert!(status.success(), "the link command failed:\n{said}");
