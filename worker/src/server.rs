@@ -72,6 +72,7 @@ async fn start_and_serve(
         tracing::info!("shut down before Postgres came up");
         return Ok(());
     }
+    db::check_durability(&pool).await?;
     // Plans cached while a table was still small must not outlive its growth.
     db::statistics::spawn(pool.clone(), services.clone());
     let archive = Archive::start(pool.clone(), services.clone())

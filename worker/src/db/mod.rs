@@ -5,7 +5,7 @@ pub mod statistics;
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
 use tokio_util::sync::CancellationToken;
 
@@ -56,12 +56,39 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// How long a caller waits for a pooled connection before the call fails.
+pub const POOL_WAIT: Duration = Duration::from_secs(10);
+/// Connecting, unless the URL sets `connect_timeout`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long sent data may stay unacknowledged by the server before the kernel drops the
+/// connection (a blackholed link), unless the URL sets `tcp_user_timeout`.
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(15);
+/// Any one statement, unless the URL's `options` set `statement_timeout` (migrations run
+/// without one).
+pub const STATEMENT_TIMEOUT: &str = "30s";
+
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker
-/// starts while Postgres is still coming up. Every session turns off parallel plans: on 2
-/// cores the generic parallel plan of a prepared search is many times slower (DESIGN §11).
+/// starts while Postgres is still coming up. Every call is bounded in time (the constants above;
+/// a URL can set its own `connect_timeout`, `tcp_user_timeout` and `statement_timeout`), so a
+/// Postgres that stops answering fails calls instead of hanging them. Every session commits
+/// synchronously whatever the server's default (a send's reservation must be durable before it is
+/// transmitted) and turns off parallel plans: on 2 cores the generic parallel plan of a prepared
+/// search is many times slower (DESIGN §11).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
     let mut pg: tokio_postgres::Config = url.parse()?;
-    pg.options("-c max_parallel_workers_per_gather=0");
+    let given = pg.get_options().unwrap_or_default().to_owned();
+    let mut options =
+        format!("{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on");
+    if !given.contains("statement_timeout") {
+        options.push_str(&format!(" -c statement_timeout={STATEMENT_TIMEOUT}"));
+    }
+    pg.options(options.trim());
+    if pg.get_connect_timeout().is_none() {
+        pg.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if pg.get_tcp_user_timeout().is_none() {
+        pg.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
     pg.application_name("wazap-worker");
     let mgr = Manager::from_config(
         pg,
@@ -70,13 +97,33 @@ pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
             recycling_method: RecyclingMethod::Fast,
         },
     );
-    Ok(Pool::builder(mgr).max_size(size).build()?)
+    Ok(Pool::builder(mgr)
+        .max_size(size)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(POOL_WAIT))
+        .create_timeout(Some(CONNECT_TIMEOUT))
+        .build()?)
+}
+
+/// Refuse a Postgres that runs with `fsync` off: a crash could lose a committed reservation, and
+/// the retry would then send a message a second time.
+pub async fn check_durability(pool: &Pool) -> anyhow::Result<()> {
+    let db = pool.get().await?;
+    let fsync: String = db.query_one("show fsync", &[]).await?.get(0);
+    anyhow::ensure!(
+        fsync == "on",
+        "Postgres runs with fsync off: a crash could lose a send's reservation and the retry \
+         would send it twice; turn fsync on"
+    );
+    Ok(())
 }
 
 /// Apply every migration not applied yet.
 pub async fn migrate(pool: &Pool) -> anyhow::Result<()> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
+    // An index over a large archive may take longer than any one statement may.
+    tx.batch_execute("set local statement_timeout = 0").await?;
     // One lock id for wazap's migrations; released at commit.
     tx.execute("select pg_advisory_xact_lock(7342001)", &[])
         .await?;
