@@ -133,6 +133,11 @@ fn direct_copies(
             Some(a) if addr.user != from.user && st.lid_senders.contains(&from.user) => b
                 .attr("from", lid_jid(&a.lid, from.device))
                 .attr("sender_pn", format!("{}@s.whatsapp.net", from.user)),
+            // By phone number, with the sender's LID beside it (as WhatsApp tells a contact's
+            // devices both forms).
+            Some(a) if addr.user != from.user => b
+                .attr("from", device_jid(from))
+                .attr("sender_lid", lid_jid(&a.lid, 0)),
             _ => b.attr("from", device_jid(from)),
         };
         if let Some(c) = attr(node, "category") {

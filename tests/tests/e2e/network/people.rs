@@ -1,5 +1,5 @@
-//! People: a contact whose messages arrive first by phone number and then by LID (as WhatsApp
-//! moves chats to LID addressing) is one person and one chat.
+//! People: a contact whose messages arrive first by phone number (with his LID beside it) and
+//! then by LID (as WhatsApp moves chats to LID addressing) is one person and one chat.
 
 use serde_json::json;
 use wanet::Network;
@@ -24,8 +24,10 @@ async fn a_contact_by_phone_number_and_by_lid_is_one_chat() -> anyhow::Result<()
     net.address_by_lid(BOB);
     bob.send_text(OWNER, "by lid").await?;
 
+    // The first message named Bob's LID beside his number (`sender_lid`), so the device finds
+    // his session when he writes by LID.
     let read = read_until(&mcp, json!({"chat_id": format!("+{BOB}")}), |r| {
-        count(r) == 2
+        count(r) == 2 && r["messages"][1]["text"] == "by lid"
     })
     .await?;
     assert_eq!(read["messages"][0]["text"], "by number", "{read}");
