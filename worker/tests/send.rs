@@ -5,65 +5,15 @@
 
 mod common;
 
-use common::{Harness, phone};
+use common::{Harness, phone, send_text, sender};
+use wazap_shared::ErrorCode;
 use wazap_shared::bus::decode_reply;
-use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
 use wazap_shared::subjects::{op, sim_op};
-use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult, SendState};
 use wazap_shared::wire::sim::UpsertContact;
-use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::grants::PermissionEdit;
 use wazap_worker::send::recovery::{Recovered, recover};
-
-/// A connection that may read everything and send by `mode` to `chats`, as a gateway that
-/// verified its token presents it.
-async fn sender(h: &Harness, mode: SendMode, chats: Vec<String>) -> VerifiedGrant {
-    wazap_worker::grants::ensure_signing_key(&h.pool)
-        .await
-        .expect("signing key");
-    let (conn, _) = wazap_worker::grants::create_connection(
-        &h.pool,
-        wazap_worker::grants::NewConnection {
-            name: "assistant".into(),
-            kind: ConnectionKind::Remote,
-            expires_at: chrono::Utc::now() + chrono::Duration::days(1),
-            read_scope: ReadScope::all(),
-        },
-    )
-    .await
-    .expect("connection");
-    wazap_worker::grants::set_send_permission(
-        &h.pool,
-        PermissionEdit {
-            id: conn.id.clone(),
-            revision: None,
-            mode,
-            chats,
-            expected_send_revision: None,
-        },
-    )
-    .await
-    .expect("send permission");
-    VerifiedGrant {
-        connection_id: conn.id,
-        revision: conn.revision,
-        loopback: false,
-    }
-}
-
-/// `send_message` through the worker's RPC entry, as a gateway sends it.
-async fn send_text(
-    h: &Harness,
-    grant: &VerifiedGrant,
-    req: &SendMessageRequest,
-) -> Result<SendResult, RpcError> {
-    let body = serde_json::to_vec(req).expect("body");
-    let (reply, _) =
-        wazap_worker::rpc::dispatch(&h.state, op::SEND_MESSAGE, Some(grant), &body).await;
-    decode_reply(&reply)
-}
 
 #[tokio::test]
 async fn recovery_settles_unfinished_sends_and_sweeps_the_outbox() {

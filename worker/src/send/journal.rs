@@ -77,6 +77,9 @@ pub struct Entry {
     pub state: JournalState,
     /// When WhatsApp acknowledged it.
     pub accepted_at: Option<DateTime<Utc>>,
+    /// Still in flight past [`STALE_AFTER`]: the call that reserved it could not journal an
+    /// outcome (it always does within the connector's budget otherwise).
+    pub stale: bool,
 }
 
 impl Entry {
@@ -131,8 +134,52 @@ pub enum Reserved {
     Full,
 }
 
-const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, state, accepted_at
+const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, state, accepted_at,
+            state in ('reserved', 'transmitting')
+              and updated_at < now() - make_interval(secs => $3)
      from send_journal where connection_id = $1 and request_id = $2";
+
+/// How long a send may stay in flight before it is taken as abandoned: the connector's budget
+/// (after which the call journals some outcome) and a margin for the journal write itself.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(65);
+
+/// Settle abandoned sends: in flight past [`STALE_AFTER`] → `outcome_unknown` (it may have
+/// left; it never transmits again). `$1` the age in seconds; `$2`/`$3` one key, or null for all.
+const SETTLE_STALE: &str = "update send_journal set state = 'outcome_unknown', updated_at = now()
+     where state in ('reserved', 'transmitting')
+       and updated_at < now() - make_interval(secs => $1)
+       and ($2::text is null or (connection_id = $2 and request_id = $3))";
+
+/// Settle the abandoned sends ([`SETTLE_STALE`]): every one, or only `key`'s. The count.
+#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.settle_stale"))]
+pub async fn settle_stale(
+    db: &impl GenericClient,
+    key: Option<(&str, &str)>,
+) -> anyhow::Result<u64> {
+    let stmt = db.prepare_cached(SETTLE_STALE).await?;
+    let (c, r) = key.unzip();
+    Ok(db
+        .execute(&stmt, &[&STALE_AFTER.as_secs_f64(), &c, &r])
+        .await?)
+}
+
+/// A reservation whose call failed before any hand-over (its reply was lost, say) is `failed`:
+/// nothing was transmitted under `wa_id`. Only a row still in flight under that id changes.
+pub async fn abandon(
+    db: &impl GenericClient,
+    connection_id: &str,
+    request_id: &str,
+    wa_id: &str,
+) -> anyhow::Result<u64> {
+    Ok(db
+        .execute(
+            "update send_journal set state = 'failed', updated_at = now()
+             where connection_id = $1 and request_id = $2 and wa_id = $3
+               and state in ('reserved', 'transmitting')",
+            &[&connection_id, &request_id, &wa_id],
+        )
+        .await?)
+}
 
 /// The row of `(connection_id, request_id)`, if any.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.get"))]
@@ -142,20 +189,24 @@ pub async fn get(
     request_id: &str,
 ) -> anyhow::Result<Option<Entry>> {
     let stmt = db.prepare_cached(SELECT).await?;
-    db.query_opt(&stmt, &[&connection_id, &request_id])
-        .await?
-        .map(|r| {
-            Ok(Entry {
-                request_id: r.try_get(0)?,
-                tool: r.try_get(1)?,
-                chat_id: r.try_get(2)?,
-                digest: r.try_get(3)?,
-                message_id: r.try_get(4)?,
-                state: JournalState::parse(r.try_get(5)?)?,
-                accepted_at: r.try_get(6)?,
-            })
+    db.query_opt(
+        &stmt,
+        &[&connection_id, &request_id, &STALE_AFTER.as_secs_f64()],
+    )
+    .await?
+    .map(|r| {
+        Ok(Entry {
+            request_id: r.try_get(0)?,
+            tool: r.try_get(1)?,
+            chat_id: r.try_get(2)?,
+            digest: r.try_get(3)?,
+            message_id: r.try_get(4)?,
+            state: JournalState::parse(r.try_get(5)?)?,
+            accepted_at: r.try_get(6)?,
+            stale: r.try_get(7)?,
         })
-        .transpose()
+    })
+    .transpose()
 }
 
 /// Reserve the key for a hand-over that starts right after, durably, or report the existing
@@ -361,6 +412,7 @@ mod tests {
             message_id: "m_1".into(),
             state: JournalState::Transmitting,
             accepted_at: None,
+            stale: false,
         };
         assert_eq!(e.result(true).state, SendState::OutcomeUnknown);
         assert!(e.result(true).duplicate);

@@ -288,12 +288,29 @@ async fn send(
             with_bytes(req.payload, data)
         }
     };
-    let reserved = journal::reserve(&db, &r, Some(content.outbox_text()))
-        .await
-        .context(CONTEXT)?;
+    let reserved = match journal::reserve(&db, &r, Some(content.outbox_text())).await {
+        Ok(reserved) => reserved,
+        Err(e) => return Err(unreserved(state, &r, e).await),
+    };
     // Never hold a pooled connection while WhatsApp answers or another call finishes.
     drop(db);
     transmit::after_reserve(state, &plan, reserved, content).await
+}
+
+/// The reservation failed, perhaps after it committed (a lost reply): nothing is handed over,
+/// and a row it may have left is marked `failed` under this call's WhatsApp id (if that cannot
+/// be written either, the stale sweep makes it `outcome_unknown`). The caller may retry the key.
+async fn unreserved(state: &Sender, r: &Reservation<'_>, e: anyhow::Error) -> Error {
+    Error::internal(CONTEXT, e).log();
+    if let Ok(db) = state.db.get().await
+        && let Err(e) = journal::abandon(&db, r.connection_id, r.request_id, r.wa_id).await
+    {
+        tracing::warn!(error = %e, "an unconfirmed reservation could not be marked failed");
+    }
+    Error::new(
+        ErrorCode::WorkerUnavailable,
+        "the send journal could not be written, so nothing was sent; retry with the same request_id",
+    )
 }
 
 /// A media payload's content, with its bytes.
@@ -335,6 +352,18 @@ async fn replay(
     let deadline = tokio::time::Instant::now() + WAIT_FOR_OTHER;
     let mut pause = Duration::from_millis(5);
     while !entry.state.is_final() {
+        if entry.stale {
+            // Abandoned by the call that reserved it: settle it now rather than wait.
+            let db = state.db.get().await.context(CONTEXT)?;
+            journal::settle_stale(&db, Some((r.connection_id, r.request_id)))
+                .await
+                .context(CONTEXT)?;
+            entry = journal::get(&db, r.connection_id, r.request_id)
+                .await
+                .context(CONTEXT)?
+                .ok_or_else(|| Error::internal(CONTEXT, anyhow::anyhow!("journal row vanished")))?;
+            continue;
+        }
         if tokio::time::Instant::now() >= deadline {
             return Err(Error::new(
                 ErrorCode::DeadlineExceeded,

@@ -1,9 +1,19 @@
 //! Start-up recovery of the journal (DESIGN §5): a send that was being handed over when the
 //! worker stopped may have left, so it becomes `outcome_unknown` (and never transmits again);
 //! one that was only reserved never left, so it becomes `failed`. Runs before any request is
-//! served; there is exactly one worker.
+//! served; there is exactly one worker. While the worker runs, a sweep settles sends abandoned
+//! in flight (their call could not journal an outcome) once they are older than the
+//! connector's budget allows ([`journal::STALE_AFTER`]).
+
+use std::time::Duration;
 
 use deadpool_postgres::Pool;
+use tokio_util::sync::CancellationToken;
+
+use super::journal;
+
+/// How often the sweep looks for abandoned sends.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// What recovery changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,4 +59,31 @@ pub async fn recover(pool: &Pool) -> anyhow::Result<Recovered> {
         );
     }
     Ok(r)
+}
+
+/// Settle abandoned sends every [`SWEEP_EVERY`] until `stop`.
+pub fn spawn_sweeper(pool: Pool, stop: CancellationToken) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = every.tick() => {}
+            }
+            match sweep(&pool).await {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(outcome_unknown = n, "abandoned sends settled"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the abandoned-send sweep failed; next try soon")
+                }
+            }
+        }
+    });
+}
+
+/// One sweep: abandoned sends → `outcome_unknown`. The count.
+pub async fn sweep(pool: &Pool) -> anyhow::Result<u64> {
+    let db = pool.get().await?;
+    journal::settle_stale(&db, None).await
 }

@@ -227,3 +227,62 @@ pub fn group_text(
         ..text(group, id, ts, body)
     }
 }
+
+/// A connection that may read everything and send by `mode` to `chats`, as a gateway that
+/// verified its token presents it.
+pub async fn sender(
+    h: &Harness,
+    mode: SendMode,
+    chats: Vec<String>,
+) -> wazap_shared::grant::VerifiedGrant {
+    use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+    use wazap_worker::grants::PermissionEdit;
+    wazap_worker::grants::ensure_signing_key(&h.pool)
+        .await
+        .expect("signing key");
+    let (conn, _) = wazap_worker::grants::create_connection(
+        &h.pool,
+        wazap_worker::grants::NewConnection {
+            name: "assistant".into(),
+            kind: ConnectionKind::Remote,
+            expires_at: chrono::Utc::now() + chrono::Duration::days(1),
+            read_scope: ReadScope::all(),
+        },
+    )
+    .await
+    .expect("connection");
+    wazap_worker::grants::set_send_permission(
+        &h.pool,
+        PermissionEdit {
+            id: conn.id.clone(),
+            revision: None,
+            mode,
+            chats,
+            expected_send_revision: None,
+        },
+    )
+    .await
+    .expect("send permission");
+    VerifiedGrant {
+        connection_id: conn.id,
+        revision: conn.revision,
+        loopback: false,
+    }
+}
+
+/// `send_message` through the worker's RPC entry, as a gateway sends it.
+pub async fn send_text(
+    h: &Harness,
+    grant: &wazap_shared::grant::VerifiedGrant,
+    req: &wazap_shared::wire::send::SendMessageRequest,
+) -> Result<wazap_shared::wire::send::SendResult, RpcError> {
+    let body = serde_json::to_vec(req).expect("body");
+    let (reply, _) = wazap_worker::rpc::dispatch(
+        &h.state,
+        wazap_shared::subjects::op::SEND_MESSAGE,
+        Some(grant),
+        &body,
+    )
+    .await;
+    decode_reply(&reply)
+}
