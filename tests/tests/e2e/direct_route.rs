@@ -12,7 +12,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::sim::Transmissions;
-use wazap_tests::fixtures::{jpeg_b64, minutes_ago, person, photo, text};
+use wazap_tests::fixtures::{jpeg_b64, minutes_ago, ogg_opus, person, photo, text};
 use wazap_tests::{Stack, post_raw};
 
 use crate::send::Sending;
@@ -142,18 +142,6 @@ fn tool_error(answer: &Value) -> String {
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// An Ogg beginning-of-stream page whose first packet is `OpusHead`.
-fn ogg_opus() -> Vec<u8> {
-    let packet: &[u8] = b"OpusHead\x01\x01\x38\x01\x80\xbb\0\0\0\0\0";
-    let mut v = b"OggS\0\x02".to_vec();
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(b"WAZP");
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(&[1, packet.len() as u8]);
-    v.extend_from_slice(packet);
-    v
 }
 
 #[tokio::test(flavor = "multi_thread")]

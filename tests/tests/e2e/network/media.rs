@@ -8,24 +8,36 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::json;
-use wanet::Network;
+use wanet::{Network, Phone};
 use wazap_shared::wire::grants::SendMode;
+use wazap_tests::Mcp;
 use wazap_tests::fixtures::jpeg_b64;
 
 use super::{Linked, OWNER};
 
 const IVY: &str = "15550000010";
 
-#[tokio::test]
-async fn photos_both_ways_through_the_media_host() -> anyhow::Result<()> {
-    let b64 = base64::engine::general_purpose::STANDARD;
+/// A network, the owner's phone, Ivy's phone, a worker linked to the owner's phone, and an MCP
+/// client that may read everything (and send to every chat, if `send`).
+async fn with_ivy(send: bool) -> anyhow::Result<(Network, Phone, Phone, Linked, Mcp)> {
     let net = Network::start().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let ivy = net.phone(IVY, "Ivy").await?;
     let linked = Linked::start(&net, &phone).await?;
-    let (_, token) =
-        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
-    let mcp = linked.gw.mcp(&token).await?;
+    let mcp = if send {
+        let (_, token) =
+            crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
+        linked.gw.mcp(&token).await?
+    } else {
+        linked.reader().await?
+    };
+    Ok((net, phone, ivy, linked, mcp))
+}
+
+#[tokio::test]
+async fn photos_both_ways_through_the_media_host() -> anyhow::Result<()> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (_net, phone, ivy, _linked, mcp) = with_ivy(true).await?;
 
     let photo = b64.decode(jpeg_b64(64, 48))?;
     let thumb = b64.decode(jpeg_b64(8, 6))?;
@@ -100,11 +112,7 @@ async fn photos_both_ways_through_the_media_host() -> anyhow::Result<()> {
 #[tokio::test]
 async fn media_the_host_dropped_is_uploaded_again_by_the_phone() -> anyhow::Result<()> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let net = Network::start().await?;
-    let phone = net.phone(OWNER, "Owner").await?;
-    let ivy = net.phone(IVY, "Ivy").await?;
-    let linked = Linked::start(&net, &phone).await?;
-    let mcp = linked.reader().await?;
+    let (net, phone, ivy, _linked, mcp) = with_ivy(false).await?;
 
     let photo = b64.decode(jpeg_b64(32, 24))?;
     let id = ivy
@@ -143,11 +151,7 @@ async fn media_the_host_dropped_is_uploaded_again_by_the_phone() -> anyhow::Resu
 #[tokio::test]
 async fn a_document_from_a_phone_reads_with_its_name_and_bytes() -> anyhow::Result<()> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let net = Network::start().await?;
-    let phone = net.phone(OWNER, "Owner").await?;
-    let ivy = net.phone(IVY, "Ivy").await?;
-    let linked = Linked::start(&net, &phone).await?;
-    let mcp = linked.reader().await?;
+    let (_net, phone, ivy, _linked, mcp) = with_ivy(false).await?;
 
     let pdf = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n".to_vec();
     ivy.send_document(OWNER, pdf.clone(), "application/pdf", "plan.pdf")
@@ -186,13 +190,7 @@ async fn a_document_from_a_phone_reads_with_its_name_and_bytes() -> anyhow::Resu
 #[tokio::test]
 async fn voice_notes_both_ways_keep_their_bytes_and_the_push_to_talk_flag() -> anyhow::Result<()> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let net = Network::start().await?;
-    let phone = net.phone(OWNER, "Owner").await?;
-    let ivy = net.phone(IVY, "Ivy").await?;
-    let linked = Linked::start(&net, &phone).await?;
-    let (_, token) =
-        crate::send::connection_with_token(&linked.stack, SendMode::All, vec![]).await?;
-    let mcp = linked.gw.mcp(&token).await?;
+    let (_net, phone, ivy, _linked, mcp) = with_ivy(true).await?;
 
     let voice = wazap_tests::fixtures::ogg_opus();
     ivy.send_voice(OWNER, voice.clone(), 4).await?;
