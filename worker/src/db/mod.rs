@@ -191,7 +191,11 @@ pub fn is_unavailable(err: &anyhow::Error) -> bool {
         if let Some(e) = cause.downcast_ref::<PoolError>() {
             return match e {
                 PoolError::Timeout(_) => true,
-                PoolError::Backend(e) => pg_unavailable(e),
+                // A database that does not accept connections now (being restored, say).
+                PoolError::Backend(e) => {
+                    pg_unavailable(e)
+                        || e.code() == Some(&SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE)
+                }
                 _ => false,
             };
         }

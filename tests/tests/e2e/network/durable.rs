@@ -141,3 +141,31 @@ async fn messages_that_arrive_while_postgres_is_down_are_archived_once_when_it_r
     carol.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_history_page_that_arrives_while_postgres_is_down_is_archived_when_it_returns()
+-> anyhow::Result<()> {
+    let net = Network::start().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let linked = Linked::start(&net, &phone).await?;
+    let db = linked.stack.db.name().to_owned();
+
+    database_available(&db, false).await?;
+    phone
+        .push_history(&[wanet::HistoryChat {
+            with: CAROL.to_owned(),
+            messages: vec![("HD1".into(), false, 1_796_000_000, "kept for later".into())],
+        }])
+        .await?;
+    // The page reached the worker's device and waits there for the archive.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    database_available(&db, true).await?;
+    let mcp = linked.reader().await?;
+    let read = super::read_until(&mcp, json!({"chat_id": format!("+{CAROL}")}), |r| {
+        super::count(r) == 1
+    })
+    .await?;
+    assert_eq!(read["messages"][0]["text"], "kept for later");
+    phone.stop().await;
+    Ok(())
+}

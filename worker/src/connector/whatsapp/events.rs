@@ -6,6 +6,7 @@
 //! messages (handed to the journal's recorder).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use whatsapp_rust::Client;
@@ -21,11 +22,39 @@ use super::session::Shared;
 use crate::archive::jid::Jid as ArchiveJid;
 use crate::archive::{ContactUpdate, GroupUpdate};
 
-/// Archive work from events, one at a time in arrival order, until the channel closes.
+/// The longest pause between attempts at an event while Postgres is unavailable.
+const MAX_PAUSE: Duration = Duration::from_secs(5);
+
+/// Archive work from events, one at a time in arrival order, until the channel closes. An
+/// event whose work fails because Postgres is unavailable is tried again (backing off to 5 s)
+/// until it succeeds, holding the events after it: a history page is never dropped for a
+/// database restart. Only an error retrying cannot fix drops the event, logged; so does a
+/// session that ends while Postgres is still down.
 pub async fn drain(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Arc<Event>>) {
     while let Some(event) = rx.recv().await {
-        if let Err(e) = work(&shared, event).await {
-            tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event failed");
+        let mut pause = Duration::from_millis(100);
+        let mut waited = false;
+        loop {
+            match work(&shared, event.clone()).await {
+                Ok(()) => {
+                    if waited {
+                        tracing::info!("Postgres is back; event archived");
+                    }
+                    break;
+                }
+                Err(e) if crate::db::is_unavailable(&e) && !rx.is_closed() => {
+                    if !waited {
+                        tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event waits for Postgres");
+                        waited = true;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_PAUSE);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event failed; dropped");
+                    break;
+                }
+            }
         }
     }
 }
