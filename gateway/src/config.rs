@@ -46,6 +46,9 @@ pub struct Config {
     pub outbound: bool,
     /// Whether the attachment tools exist.
     pub attachments: bool,
+    /// How long a send waits for the worker: DESIGN §5's 60 s, not read from the environment.
+    /// Tests shorten it to watch a send outlive its deadline without waiting a minute.
+    pub send_deadline: std::time::Duration,
 }
 
 impl Config {
@@ -83,6 +86,7 @@ impl Config {
             mcp_max_concurrency,
             outbound: cfg::switch(src, OUTBOUND, true)?,
             attachments: cfg::switch(src, ATTACHMENTS, true)?,
+            send_deadline: wazap_shared::wire::send::SEND_DEADLINE,
         })
     }
 }

@@ -1,7 +1,10 @@
 //! The send operations shared by the MCP tools and `POST /api/send/*` (DESIGN §5): argument
 //! checks (opaque `chat_id`, `request_id`, text length), media validation, the hand-over of
-//! media bytes to the object store, and the RPC to the worker within the send deadline. The
-//! worker decides permission, session state and the journal; the gateway only pre-checks.
+//! media bytes to the object store, and the RPC to the worker within the send deadline (which
+//! travels with it, so the worker does not begin a send after it). A call cut off once it left
+//! — its deadline passed, the worker or NATS went away — answers `send_outcome_unknown`
+//! (`wazap_shared::bus::request_error`). The worker decides permission, session state and the
+//! journal; the gateway only pre-checks.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,8 +12,8 @@ use std::time::{Duration, Instant};
 use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{
-    GetSendStatus, GetSendStatusRequest, SEND_DEADLINE, SendMedia, SendMediaRequest, SendMediaRpc,
-    SendMessage, SendMessageRequest, SendResult, SendVoiceNote, SendVoiceNoteRequest, SendVoiceRpc,
+    GetSendStatus, GetSendStatusRequest, SendMedia, SendMediaRequest, SendMediaRpc, SendMessage,
+    SendMessageRequest, SendResult, SendVoiceNote, SendVoiceNoteRequest, SendVoiceRpc,
 };
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -26,12 +29,18 @@ const MIN_WORKER_TIME: Duration = Duration::from_secs(1);
 pub(crate) struct Sender {
     bus: Bus,
     media: Arc<MediaStore>,
+    /// The send deadline (DESIGN §5: 60 s), media hand-over included.
+    deadline: Duration,
 }
 
 impl Sender {
-    /// A sender over `bus`, storing media in `media`.
-    pub(crate) fn new(bus: Bus, media: Arc<MediaStore>) -> Self {
-        Self { bus, media }
+    /// A sender over `bus`, storing media in `media`, within `deadline` per send.
+    pub(crate) fn new(bus: Bus, media: Arc<MediaStore>, deadline: Duration) -> Self {
+        Self {
+            bus,
+            media,
+            deadline,
+        }
     }
 
     /// `send_message`.
@@ -42,7 +51,9 @@ impl Sender {
     ) -> Result<SendResult, RpcError> {
         check_target(&req.chat_id, &req.request_id)?;
         checks::send_text(&req.text)?;
-        self.bus.call::<SendMessage>(Some(grant), req, None).await
+        self.bus
+            .call::<SendMessage>(Some(grant), req, Some(self.deadline))
+            .await
     }
 
     /// `send_media`: validate, store the bytes, then ask the worker.
@@ -65,7 +76,7 @@ impl Sender {
             caption: valid.caption,
             seconds: req.seconds,
         };
-        let left = remaining(started)?;
+        let left = remaining(self.deadline, started)?;
         self.bus
             .call::<SendMedia>(Some(grant), &rpc, Some(left))
             .await
@@ -87,7 +98,7 @@ impl Sender {
             media,
             seconds: req.seconds,
         };
-        let left = remaining(started)?;
+        let left = remaining(self.deadline, started)?;
         self.bus
             .call::<SendVoiceNote>(Some(grant), &rpc, Some(left))
             .await
@@ -111,15 +122,17 @@ fn check_target(chat_id: &str, request_id: &str) -> Result<(), RpcError> {
     checks::request_id(request_id)
 }
 
-/// The send deadline left after the media hand-over.
-fn remaining(started: Instant) -> Result<Duration, RpcError> {
-    SEND_DEADLINE
+/// What is left of `deadline` after the media hand-over. When too little is, the worker was
+/// never asked: nothing was sent, which `deadline_exceeded` says (the outcome is known).
+fn remaining(deadline: Duration, started: Instant) -> Result<Duration, RpcError> {
+    deadline
         .checked_sub(started.elapsed())
         .filter(|d| *d >= MIN_WORKER_TIME)
         .ok_or_else(|| {
             RpcError::new(
                 ErrorCode::DeadlineExceeded,
-                "the send deadline passed while storing the media",
+                "the send deadline passed while storing the media, so nothing was sent; retry \
+                 with the same request_id",
             )
         })
 }

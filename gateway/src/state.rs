@@ -40,7 +40,7 @@ impl AppState {
         let bus = Bus::new(nats.clone(), &config.nats_prefix, shutdown.clone());
         let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
         Arc::new(Self {
-            sender: Sender::new(bus.clone(), Arc::new(media)),
+            sender: Sender::new(bus.clone(), Arc::new(media), config.send_deadline),
             outbound: config.outbound,
             keys: Arc::new(KeyCache::new(bus.clone())),
             tools: Arc::new(ToolSet::new(config)),

@@ -3,9 +3,9 @@
 //! Each op is a type implementing [`Rpc`]: its subject suffix, request and response types and
 //! deadline live together, so both sides agree by construction. Replies are [`Reply`] envelopes.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use async_nats::{Client, HeaderMap};
+use async_nats::{Client, HeaderMap, RequestErrorKind};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::error::{ErrorCode, RpcError};
@@ -18,6 +18,10 @@ pub trait Rpc {
     const OP: &'static str;
     /// How long the caller waits for the worker.
     const DEADLINE: Duration;
+    /// True for the ops that may hand a message to WhatsApp (the three send tools): a call cut
+    /// off after its request left cannot tell whether the message went out, and says so
+    /// (`send_outcome_unknown`) instead of a plain `deadline_exceeded`.
+    const MAY_TRANSMIT: bool = false;
     /// The request body.
     type Request: Serialize + DeserializeOwned + Send + Sync;
     /// The successful response body.
@@ -80,8 +84,9 @@ pub async fn connect(url: &str, name: &str) -> Result<Client, async_nats::Connec
 }
 
 /// Call op `R` on the worker with an optional verified grant, waiting at most `deadline`
-/// (`R::DEADLINE` when `None`). No responders ⇒ `worker_unavailable` (fast); timeout or a
-/// disconnected client ⇒ `deadline_exceeded` / `worker_unavailable`.
+/// (`R::DEADLINE` when `None`); the absolute deadline travels with the request
+/// ([`Deadline::to_headers`]), so the worker does not begin a send nobody waits for. Failures:
+/// [`request_error`].
 pub async fn call<R: Rpc>(
     client: &Client,
     subjects: &Subjects,
@@ -91,39 +96,114 @@ pub async fn call<R: Rpc>(
 ) -> Result<R::Response, RpcError> {
     let body = serde_json::to_vec(request)
         .map_err(|_| RpcError::new(ErrorCode::Internal, "request could not be encoded"))?;
+    let timeout = deadline.unwrap_or(R::DEADLINE);
     let mut headers = HeaderMap::new();
     if let Some(g) = grant {
         g.to_headers(&mut headers);
     }
+    Deadline::after(timeout).to_headers(&mut headers);
     crate::telemetry::propagation::inject_current(&mut headers);
     let req = async_nats::Request::new()
         .headers(headers)
         .payload(body.into())
-        .timeout(Some(deadline.unwrap_or(R::DEADLINE)));
+        .timeout(Some(timeout));
     let msg = client
         .send_request(subjects.rpc(R::OP), req)
         .await
-        .map_err(|e| {
-            use async_nats::RequestErrorKind as K;
-            match e.kind() {
-                K::NoResponders => {
-                    RpcError::new(ErrorCode::WorkerUnavailable, "no worker answered")
-                }
-                K::TimedOut => RpcError::new(
-                    ErrorCode::DeadlineExceeded,
-                    "the worker did not answer in time",
-                ),
-                K::MaxPayloadExceeded => {
-                    RpcError::new(ErrorCode::RequestTooLarge, "the request is too large")
-                }
-                K::InvalidSubject => RpcError::new(ErrorCode::Internal, "invalid subject"),
-                K::Other => RpcError::new(
-                    ErrorCode::WorkerUnavailable,
-                    "the message bus is unavailable",
-                ),
-            }
-        })?;
+        .map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?;
     decode_reply::<R::Response>(&msg.payload)
+}
+
+/// What a failed request means to the caller. No responders: nothing took it
+/// (`worker_unavailable`, at once). A timeout, or a client that lost its connection while
+/// waiting: the worker may have taken it — for an op that may transmit
+/// ([`Rpc::MAY_TRANSMIT`]) the send's outcome is unknown (`send_outcome_unknown`, which says
+/// how to learn it), for any other op `deadline_exceeded` / `worker_unavailable`.
+pub fn request_error(kind: RequestErrorKind, may_transmit: bool) -> RpcError {
+    use RequestErrorKind as K;
+    match kind {
+        K::NoResponders => RpcError::new(ErrorCode::WorkerUnavailable, "no worker answered"),
+        K::TimedOut | K::Other if may_transmit => RpcError::send_outcome_unknown(),
+        K::TimedOut => RpcError::new(
+            ErrorCode::DeadlineExceeded,
+            "the worker did not answer in time",
+        ),
+        K::MaxPayloadExceeded => {
+            RpcError::new(ErrorCode::RequestTooLarge, "the request is too large")
+        }
+        K::InvalidSubject => RpcError::new(ErrorCode::Internal, "invalid subject"),
+        K::Other => RpcError::new(
+            ErrorCode::WorkerUnavailable,
+            "the message bus is unavailable",
+        ),
+    }
+}
+
+/// The NATS header that carries a request's deadline: the instant after which its caller no
+/// longer waits for the answer, in Unix milliseconds. Absolute rather than a duration, so the
+/// time a request spends queued (in a client that is reconnecting, say) counts against it; the
+/// gateway's and the worker's clocks are taken to agree, as NTP keeps them, to well within the
+/// seconds a deadline spans.
+pub const DEADLINE_HEADER: &str = "Wazap-Deadline";
+
+/// A request's deadline ([`DEADLINE_HEADER`]). The worker's dispatcher runs each request inside
+/// [`Deadline::scope`], so the code that is about to transmit can ask [`Deadline::current`]
+/// whether anyone still waits for it without every layer in between carrying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline(SystemTime);
+
+tokio::task_local! {
+    static CURRENT: Option<Deadline>;
+}
+
+impl Deadline {
+    /// The deadline `timeout` from now.
+    pub fn after(timeout: Duration) -> Self {
+        Self(SystemTime::now() + timeout)
+    }
+
+    /// The deadline at `at`.
+    pub fn at(at: SystemTime) -> Self {
+        Self(at)
+    }
+
+    /// Put the deadline in a request's headers.
+    pub fn to_headers(self, headers: &mut HeaderMap) {
+        let ms = self
+            .0
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        headers.insert(DEADLINE_HEADER, ms.to_string().as_str());
+    }
+
+    /// The deadline a request carries: `None` without the header (an older gateway) or with a
+    /// value that is not Unix milliseconds, which then holds the request to no deadline, as
+    /// before deadlines travelled.
+    pub fn from_headers(headers: Option<&HeaderMap>) -> Option<Self> {
+        let ms: u64 = headers?
+            .get(DEADLINE_HEADER)?
+            .as_str()
+            .trim()
+            .parse()
+            .ok()?;
+        UNIX_EPOCH.checked_add(Duration::from_millis(ms)).map(Self)
+    }
+
+    /// True once the deadline is past.
+    pub fn passed(self) -> bool {
+        SystemTime::now() >= self.0
+    }
+
+    /// Run `work` with `deadline` as its [`Deadline::current`].
+    pub async fn scope<F: std::future::Future>(deadline: Option<Self>, work: F) -> F::Output {
+        CURRENT.scope(deadline, work).await
+    }
+
+    /// The deadline of the request this task serves: `None` outside [`Deadline::scope`] or for
+    /// a request that carried none.
+    pub fn current() -> Option<Self> {
+        CURRENT.try_with(|d| *d).ok().flatten()
+    }
 }
 
 /// Wait until the NATS server has processed every command this client sent before, e.g. an
@@ -257,5 +337,63 @@ mod tests {
             decode_reply::<u32>(b"garbage").unwrap_err().code,
             ErrorCode::Internal
         );
+    }
+
+    #[test]
+    fn deadlines_round_trip_through_headers() {
+        let d = Deadline::at(UNIX_EPOCH + Duration::from_millis(1_764_000_000_123));
+        let mut h = HeaderMap::new();
+        d.to_headers(&mut h);
+        assert_eq!(
+            h.get(DEADLINE_HEADER).map(|v| v.as_str()),
+            Some("1764000000123")
+        );
+        assert_eq!(Deadline::from_headers(Some(&h)), Some(d));
+        assert!(d.passed());
+        assert!(!Deadline::after(Duration::from_secs(60)).passed());
+        // No header, or one that is not Unix milliseconds: no deadline.
+        assert_eq!(Deadline::from_headers(None), None);
+        assert_eq!(Deadline::from_headers(Some(&HeaderMap::new())), None);
+        for bad in ["-5", "soon", "", "1.5"] {
+            let mut h = HeaderMap::new();
+            h.insert(DEADLINE_HEADER, bad);
+            assert_eq!(Deadline::from_headers(Some(&h)), None, "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_current_deadline_is_the_scope_s() {
+        assert_eq!(Deadline::current(), None);
+        let d = Deadline::after(Duration::from_secs(5));
+        let inner = Deadline::scope(Some(d), async { Deadline::current() }).await;
+        assert_eq!(inner, Some(d));
+        let none = Deadline::scope(None, async { Deadline::current() }).await;
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn a_cut_send_is_outcome_unknown_and_a_cut_read_late() {
+        use RequestErrorKind as K;
+        for kind in [K::TimedOut, K::Other] {
+            let e = request_error(kind, true);
+            assert_eq!(e, RpcError::send_outcome_unknown());
+            assert!(e.message.contains("same request_id"));
+            assert!(e.message.contains("get_send_status"));
+        }
+        assert_eq!(
+            request_error(K::TimedOut, false).code,
+            ErrorCode::DeadlineExceeded
+        );
+        assert_eq!(
+            request_error(K::Other, false).code,
+            ErrorCode::WorkerUnavailable
+        );
+        // Nothing took it: known not sent.
+        for may_transmit in [true, false] {
+            assert_eq!(
+                request_error(K::NoResponders, may_transmit).code,
+                ErrorCode::WorkerUnavailable
+            );
+        }
     }
 }

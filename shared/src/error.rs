@@ -41,13 +41,16 @@ pub enum ErrorCode {
     WorkerUnavailable,
     /// The request's deadline passed.
     DeadlineExceeded,
+    /// A send tool could not learn what became of its send (its deadline passed, or the worker
+    /// or NATS went away while it was in flight): it may have gone out.
+    SendOutcomeUnknown,
     /// Anything else; logged with a trace id.
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, for tests and documentation.
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
         Self::Unauthenticated,
         Self::InvalidArgument,
         Self::InvalidBase64,
@@ -65,6 +68,7 @@ impl ErrorCode {
         Self::RateLimited,
         Self::WorkerUnavailable,
         Self::DeadlineExceeded,
+        Self::SendOutcomeUnknown,
         Self::Internal,
     ];
 
@@ -88,6 +92,7 @@ impl ErrorCode {
             Self::RateLimited => "rate_limited",
             Self::WorkerUnavailable => "worker_unavailable",
             Self::DeadlineExceeded => "deadline_exceeded",
+            Self::SendOutcomeUnknown => "send_outcome_unknown",
             Self::Internal => "internal",
         }
     }
@@ -104,7 +109,7 @@ impl ErrorCode {
             Self::SendJournalFull => 507,
             Self::Busy | Self::RateLimited => 429,
             Self::WorkerUnavailable => 503,
-            Self::DeadlineExceeded => 504,
+            Self::DeadlineExceeded | Self::SendOutcomeUnknown => 504,
             Self::Internal => 500,
         }
     }
@@ -143,6 +148,17 @@ impl RpcError {
         Self::new(ErrorCode::InvalidArgument, format!("{field}: {why}"))
     }
 
+    /// `send_outcome_unknown`, in its one wording: what the agent must do to learn the outcome
+    /// without sending twice.
+    pub fn send_outcome_unknown() -> Self {
+        Self::new(
+            ErrorCode::SendOutcomeUnknown,
+            "the outcome of this send is unknown: it may have gone out. Repeat the call with the \
+             same request_id (it never sends twice) or call get_send_status to learn it; use a \
+             new request_id only once it reports failed",
+        )
+    }
+
     /// `internal`, carrying only a trace id so the operator can find the logged cause.
     pub fn internal(trace_id: impl std::fmt::Display) -> Self {
         Self::new(
@@ -171,5 +187,10 @@ mod tests {
         assert_eq!(ErrorCode::SendJournalFull.http_status(), 507);
         assert_eq!(ErrorCode::ChatNotFound.http_status(), 404);
         assert_eq!(ErrorCode::WorkerUnavailable.http_status(), 503);
+        assert_eq!(ErrorCode::SendOutcomeUnknown.http_status(), 504);
+        assert_eq!(
+            ErrorCode::SendOutcomeUnknown.as_str(),
+            "send_outcome_unknown"
+        );
     }
 }

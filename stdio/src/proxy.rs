@@ -147,7 +147,8 @@ impl ServerHandler for Proxy {
             outcome = self.upstream.call_tool_once(params) => outcome,
             () = tokio::time::sleep(deadline) => {
                 tracing::warn!(tool = %name, deadline_ms = deadline.as_millis() as u64, "call outlived its deadline");
-                return Ok(CallToolResponse::Complete(error_result(&upstream::deadline_exceeded())));
+                let error = upstream::for_tool(upstream::deadline_exceeded(), known.may_transmit);
+                return Ok(CallToolResponse::Complete(error_result(&error)));
             }
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("wazap-stdio: the call was cancelled", None));
@@ -161,6 +162,7 @@ impl ServerHandler for Proxy {
             }
             Err(e) => match upstream::call_error(&e) {
                 Some(rpc) => {
+                    let rpc = upstream::for_tool(rpc, known.may_transmit);
                     tracing::warn!(tool = %name, code = %rpc.code, elapsed_ms, "call failed upstream");
                     Ok(CallToolResponse::Complete(error_result(&rpc)))
                 }

@@ -69,6 +69,9 @@ pub(crate) struct KnownTool {
     pub(crate) name: &'static str,
     /// The annotations it must announce.
     pub(crate) hints: Hints,
+    /// Whether a call may hand a message to WhatsApp ([`Rpc::MAY_TRANSMIT`]): such a call
+    /// cut off below MCP answers `send_outcome_unknown`.
+    pub(crate) may_transmit: bool,
     deadline: Deadline,
 }
 
@@ -77,6 +80,7 @@ impl KnownTool {
         Self {
             name: R::OP,
             hints,
+            may_transmit: R::MAY_TRANSMIT,
             deadline: Deadline::Fixed(R::DEADLINE),
         }
     }
@@ -106,6 +110,7 @@ pub(crate) const KNOWN: [KnownTool; 12] = [
     KnownTool {
         name: <WaitForMessages as Rpc>::OP,
         hints: READ,
+        may_transmit: false,
         deadline: Deadline::Wait,
     },
     KnownTool::rpc::<SearchMessages>(READ),

@@ -134,6 +134,20 @@ pub(crate) fn call_error(e: &ServiceError) -> Option<RpcError> {
     })
 }
 
+/// What a call that failed below MCP tells the agent, given whether its tool may transmit. A
+/// send cut off by a deadline, a lost connection or a server error may have gone out: it
+/// answers `send_outcome_unknown` (what to do next, in the shared wording). Refusals that
+/// happen before the gateway takes the call — a bad token, the concurrency limit — stay as
+/// they are, and so does everything for the tools that send nothing.
+pub(crate) fn for_tool(error: RpcError, may_transmit: bool) -> RpcError {
+    let refused = matches!(error.code, ErrorCode::Unauthenticated | ErrorCode::Busy);
+    if may_transmit && !refused {
+        RpcError::send_outcome_unknown()
+    } else {
+        error
+    }
+}
+
 /// The adapter's own deadline passed.
 pub(crate) fn deadline_exceeded() -> RpcError {
     RpcError::new(
@@ -147,4 +161,42 @@ fn unreachable() -> RpcError {
         ErrorCode::WorkerUnavailable,
         "the wazap server could not be reached",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_cut_off_below_mcp_is_outcome_unknown() {
+        for cut in [
+            deadline_exceeded(),
+            unreachable(),
+            RpcError::new(ErrorCode::Internal, "x"),
+        ] {
+            assert_eq!(
+                for_tool(cut.clone(), true),
+                RpcError::send_outcome_unknown()
+            );
+            assert_eq!(for_tool(cut.clone(), false), cut, "a read keeps its error");
+        }
+        // Refused before the gateway took it: nothing was sent, and the agent is told why.
+        for refused in [ErrorCode::Unauthenticated, ErrorCode::Busy] {
+            let e = RpcError::new(refused, "refused");
+            assert_eq!(for_tool(e.clone(), true), e);
+        }
+    }
+
+    #[test]
+    fn the_send_tools_are_the_ones_that_may_transmit() {
+        let transmitting: Vec<_> = crate::tools::KNOWN
+            .iter()
+            .filter(|t| t.may_transmit)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(
+            transmitting,
+            ["send_message", "send_media", "send_voice_note"]
+        );
+    }
 }

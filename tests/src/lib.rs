@@ -319,6 +319,16 @@ impl Stack {
     /// listener B (owner dashboard) also binds port 0, with `WAZAP_OWNER_ORIGIN` set to
     /// `http://127.0.0.1:<its port>` unless `vars` says otherwise.
     pub async fn gateway(&self, vars: &[(&str, &str)]) -> anyhow::Result<Gateway> {
+        self.gateway_with(vars, |_| {}).await
+    }
+
+    /// [`Stack::gateway`], with `adjust` applied to the configuration read from `vars` (for
+    /// what the environment does not set, e.g. a shorter send deadline).
+    pub async fn gateway_with(
+        &self,
+        vars: &[(&str, &str)],
+        adjust: impl FnOnce(&mut wazap_gateway::Config),
+    ) -> anyhow::Result<Gateway> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let owner = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -331,7 +341,8 @@ impl Stack {
         for (k, v) in vars {
             env.insert((*k).into(), (*v).into());
         }
-        let config = wazap_gateway::Config::from_source(&env)?;
+        let mut config = wazap_gateway::Config::from_source(&env)?;
+        adjust(&mut config);
         let shutdown = CancellationToken::new();
         let listeners = wazap_gateway::Listeners {
             mcp: listener,

@@ -177,6 +177,7 @@ pub struct SendMessage;
 impl Rpc for SendMessage {
     const OP: &'static str = op::SEND_MESSAGE;
     const DEADLINE: Duration = SEND_DEADLINE;
+    const MAY_TRANSMIT: bool = true;
     type Request = SendMessageRequest;
     type Response = SendResult;
 }
@@ -187,6 +188,7 @@ pub struct SendMedia;
 impl Rpc for SendMedia {
     const OP: &'static str = op::SEND_MEDIA;
     const DEADLINE: Duration = SEND_DEADLINE;
+    const MAY_TRANSMIT: bool = true;
     type Request = SendMediaRpc;
     type Response = SendResult;
 }
@@ -197,6 +199,7 @@ pub struct SendVoiceNote;
 impl Rpc for SendVoiceNote {
     const OP: &'static str = op::SEND_VOICE_NOTE;
     const DEADLINE: Duration = SEND_DEADLINE;
+    const MAY_TRANSMIT: bool = true;
     type Request = SendVoiceRpc;
     type Response = SendResult;
 }

@@ -3,7 +3,9 @@
 //! The dispatcher takes every request from the `wazap-worker` queue group, runs each in its own
 //! task, decodes the op from the subject and the body into the op's request type, authorises it
 //! (every op but `ping` and `jwks` needs a current grant), calls the handler and replies with a
-//! [`Reply`] envelope. On shutdown it stops taking requests and lets in-flight ones finish.
+//! [`Reply`] envelope. Each request runs inside its caller's deadline ([`Deadline::scope`]), read
+//! from its headers, which the send path consults before it transmits. On shutdown it stops
+//! taking requests and lets in-flight ones finish.
 
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
@@ -13,7 +15,7 @@ use serde::de::DeserializeOwned;
 use tokio::time::timeout_at;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
-use wazap_shared::bus::{Reply, Rpc, encode_reply};
+use wazap_shared::bus::{Deadline, Reply, Rpc, encode_reply};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::read::{ListChats, ReadMessages, SearchContacts, SearchGroups};
@@ -145,7 +147,10 @@ async fn handle(state: AppState, msg: async_nats::Message) {
     let span = tracing::info_span!("rpc", op = %op, connection.id = connection_id.as_deref());
     // Join the trace of the gateway span that sent this request (W3C traceparent in headers).
     wazap_shared::telemetry::propagation::set_parent(&span, msg.headers.as_ref());
-    let work = AssertUnwindSafe(dispatch(&state, &op, grant.as_ref(), &msg.payload))
+    // The caller's deadline, for the send path: no transmission begins after it.
+    let deadline = Deadline::from_headers(msg.headers.as_ref());
+    let work = dispatch(&state, &op, grant.as_ref(), &msg.payload);
+    let work = AssertUnwindSafe(Deadline::scope(deadline, work))
         .catch_unwind()
         .instrument(span)
         .await;

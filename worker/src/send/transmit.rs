@@ -1,10 +1,11 @@
 //! After the reservation: a full journal or a key that exists is answered from the journal; a
-//! new key goes to the connector and its outcome is journaled (with the own message WhatsApp
-//! acknowledged) before the answer.
+//! new key goes to the connector — unless its caller's deadline has passed — and its outcome is
+//! journaled (with the own message WhatsApp acknowledged) before the answer.
 
 use chrono::SubsecRound as _;
 use tracing::Instrument as _;
 use wazap_shared::ErrorCode;
+use wazap_shared::bus::Deadline;
 use wazap_shared::wire::send::{SendResult, SendState};
 
 use super::journal::{self, JournalState, Reservation, Reserved};
@@ -26,7 +27,37 @@ pub(super) async fn after_reserve(
             "this connection has used all 100,000 request ids; the owner must issue a new connection",
         )),
         Reserved::Existing(e) => replay(state, &plan.reservation(), e).await,
+        Reserved::New if Deadline::current().is_some_and(Deadline::passed) => {
+            Ok(not_begun(state, plan).await)
+        }
         Reserved::New => Ok(transmit(state, plan, content).await),
+    }
+}
+
+/// The caller's deadline ([`Deadline::current`]) passed before the hand-over: nobody waits for
+/// the answer, and the caller was told the outcome is unknown, so a transmission begun now is
+/// one no answer covers. Nothing is handed over; the key is journaled `failed` (nothing was
+/// transmitted), which a retry of it reads at once. (A request without a deadline, from a
+/// gateway older than the header, is handed over as before.)
+async fn not_begun(state: &Sender, plan: &Plan) -> SendResult {
+    tracing::warn!(
+        connection.id = %plan.connection_id,
+        message.id = %plan.message_id,
+        "send not handed over: its caller's deadline had passed"
+    );
+    let r = plan.reservation();
+    let recorded = record(state, &r, (JournalState::Failed, None), None).await;
+    crate::metrics::send(recorded.as_str());
+    SendResult {
+        request_id: plan.request_id.clone(),
+        chat_id: plan.target.chat_id.clone(),
+        state: match recorded {
+            JournalState::Failed => SendState::Failed,
+            _ => SendState::OutcomeUnknown,
+        },
+        message_id: Some(plan.message_id.clone()),
+        duplicate: false,
+        accepted_at: None,
     }
 }
 

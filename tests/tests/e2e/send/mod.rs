@@ -6,6 +6,7 @@
 
 mod api;
 mod crash;
+mod deadline;
 mod gates;
 mod journal;
 mod leak;
