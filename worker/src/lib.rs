@@ -12,6 +12,7 @@ pub mod connector;
 pub mod db;
 pub mod error;
 pub mod grants;
+pub mod lease;
 pub mod memo;
 pub mod metrics;
 pub mod owner;

@@ -23,6 +23,7 @@ struct Instruments {
     sends: Counter<u64>,
     receipts: Counter<u64>,
     archived: Counter<u64>,
+    lease_lost: Counter<u64>,
 }
 
 fn meter() -> Meter {
@@ -57,8 +58,42 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             .u64_counter("wazap.worker.messages.archived")
             .with_description("Messages newly stored in the archive (the ingest rate)")
             .build(),
+        lease_lost: m
+            .u64_counter("wazap.worker.lease.lost")
+            .with_description(
+                "Worker leases lost to another worker that took them over; the worker stops \
+                 after each",
+            )
+            .build(),
     }
 });
+
+/// 1 while this worker waits as a standby for the lease, 0 once it holds it.
+static STANDBY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The standby gauge, registered on first use.
+static STANDBY_GAUGE: LazyLock<opentelemetry::metrics::ObservableGauge<u64>> =
+    LazyLock::new(|| {
+        meter()
+            .u64_observable_gauge("wazap.worker.standby")
+            .with_description(
+                "1 while this worker is a standby waiting for the lease (it serves nothing), 0 \
+                 once it holds it",
+            )
+            .with_callback(|o| o.observe(STANDBY.load(std::sync::atomic::Ordering::Relaxed), &[]))
+            .build()
+    });
+
+/// Whether this worker is a standby now.
+pub fn standby(waiting: bool) {
+    LazyLock::force(&STANDBY_GAUGE);
+    STANDBY.store(u64::from(waiting), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The lease was lost: another worker took it over.
+pub fn lease_lost() {
+    INSTRUMENTS.lease_lost.add(1, &[]);
+}
 
 /// One RPC request answered with `outcome` (`ok` or an error code) after `elapsed`.
 pub fn rpc(op: &str, outcome: &'static str, elapsed: Duration) {

@@ -1,7 +1,8 @@
 //! Wires the worker together and serves until shutdown: NATS (connecting in the background),
-//! the Postgres pool and migrations (waiting for Postgres), the archive, the signing key, the
-//! connector, then the RPC dispatcher; on shutdown, a drain bounded by one deadline
-//! ([`crate::shutdown`]).
+//! the migrations (waiting for Postgres), the lease (waiting as a standby while another worker
+//! holds it, [`crate::lease`]), then on a pool fenced by that lease the archive, the signing
+//! key, the connector and the RPC dispatcher; on shutdown, a drain bounded by one deadline
+//! ([`crate::shutdown`]); on losing the lease, the same drain and an error.
 //!
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
@@ -17,7 +18,7 @@ use crate::archive::{self, Archive};
 use crate::send::receipts::JournalReceipts;
 use crate::shutdown::Shutdown;
 use crate::state::AppState;
-use crate::{Config, connector, db, grants, rpc};
+use crate::{Config, connector, db, grants, lease, rpc};
 
 /// Postgres connections the worker keeps open at most.
 pub const POOL_SIZE: usize = 16;
@@ -54,7 +55,13 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     }
 }
 
-/// Start everything on `services`, then serve until `shutdown`.
+/// Postgres connections for start-up and the lease keeper (outside the serving pool, so a busy
+/// pool never delays a renewal).
+const LEASE_POOL_SIZE: usize = 2;
+
+/// Migrate, take the lease (waiting as a standby while another worker holds it), then start
+/// everything on `services` and serve until `shutdown` or until the lease is lost — which ends
+/// in an error, so the process exits non-zero and its supervisor starts it again (as a standby).
 async fn start_and_serve(
     config: Config,
     shutdown: Shutdown,
@@ -64,15 +71,59 @@ async fn start_and_serve(
         .await
         .context("NATS")?;
     let subjects = Subjects::new(config.nats_prefix.clone());
-    let pool = db::pool(&config.database_url, POOL_SIZE).context("database pool")?;
-    if !db::migrate_when_ready(&pool, shutdown.token())
+    let startup = db::pool(&config.database_url, LEASE_POOL_SIZE).context("database pool")?;
+    if !db::migrate_when_ready(&startup, shutdown.token())
         .await
         .context("migrations")?
     {
         tracing::info!("shut down before Postgres came up");
         return Ok(());
     }
-    db::check_durability(&pool).await?;
+    db::check_durability(&startup).await?;
+    let holder = lease::holder_name();
+    let Some(lease) =
+        lease::acquire(&startup, lease::ALL_ACCOUNTS, &holder, shutdown.token()).await?
+    else {
+        tracing::info!("shut down while standing by");
+        return Ok(());
+    };
+    lease.spawn_keeper(startup.clone(), services.clone());
+    // Serving stops on shutdown or when the lease is lost, whichever comes first.
+    let serving = Shutdown::new(shutdown.token().child_token());
+    let stop_serving = serving.token().clone();
+    let lost = lease.lost();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = lost.cancelled() => stop_serving.cancel(),
+            () = stop_serving.cancelled() => {}
+        }
+    });
+    let served = serve(&config, &lease, nats, subjects, serving, services.clone()).await;
+    if lease.lost().is_cancelled() {
+        services.cancel();
+        return Err(served.err().unwrap_or_else(|| {
+            anyhow::anyhow!("lost the worker lease; stopped so that only its new holder serves")
+        }));
+    }
+    // The archive writer and the connector stop before a standby may take over; writes still
+    // in flight are fenced.
+    services.cancel();
+    lease.release(&startup).await;
+    served
+}
+
+/// Start the archive, the key, the connector and the dispatcher on a pool fenced by `lease`, then
+/// serve until `shutdown`.
+async fn serve(
+    config: &Config,
+    lease: &lease::Held,
+    nats: async_nats::Client,
+    subjects: Subjects,
+    shutdown: Shutdown,
+    services: CancellationToken,
+) -> anyhow::Result<()> {
+    let pool = db::fenced_pool(&config.database_url, POOL_SIZE, lease.name(), lease.epoch())
+        .context("database pool")?;
     // Plans cached while a table was still small must not outlive its growth.
     db::statistics::spawn(pool.clone(), services.clone());
     let archive = Archive::start(pool.clone(), services.clone())
@@ -90,7 +141,7 @@ async fn start_and_serve(
         tracing::info!("owner password set from WAZAP_OWNER_PASSWORD");
     }
     let connector = connector::start(
-        &config,
+        config,
         archive.clone(),
         pool.clone(),
         nats.clone(),
@@ -105,8 +156,9 @@ async fn start_and_serve(
         kid = %kid,
         connector = ?config.connector,
         prefix = subjects.prefix(),
+        lease.epoch = lease.epoch(),
         "worker started"
     );
-    let state = AppState::new(pool, archive, connector, nats, subjects);
+    let state = AppState::new(pool, archive, connector, nats, subjects).holding(lease.clone());
     rpc::serve(state, shutdown).await
 }

@@ -46,6 +46,7 @@ impl AppState {
             subjects: subjects.clone(),
             grants: grants.clone(),
             targets: Targets::default(),
+            lease: None,
         };
         Self {
             db,
@@ -56,5 +57,11 @@ impl AppState {
             grants,
             sender,
         }
+    }
+
+    /// The same state, sending only while `lease` is held ([`crate::send::Sender::lease`]).
+    pub fn holding(mut self, lease: crate::lease::Held) -> Self {
+        self.sender.lease = Some(lease);
+        self
     }
 }

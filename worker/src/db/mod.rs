@@ -54,6 +54,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0014_send_refusal",
         include_str!("migrations/0014_send_refusal.sql"),
     ),
+    (
+        "0015_worker_lease",
+        include_str!("migrations/0015_worker_lease.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.
@@ -75,10 +79,30 @@ pub const STATEMENT_TIMEOUT: &str = "30s";
 /// transmitted) and turns off parallel plans: on 2 cores the generic parallel plan of a prepared
 /// search is many times slower (DESIGN §11).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
+    build(url, size, "")
+}
+
+/// [`pool`], for a worker holding the lease `name` at `epoch` ([`crate::lease`]): each session
+/// names them, so the fence in the database refuses its archive and journal writes once another
+/// worker has taken the lease over; and a session idle inside a transaction for 10 s is ended
+/// by the server (a paused worker must not hold the row locks a takeover waits for).
+pub fn fenced_pool(url: &str, size: usize, name: &str, epoch: i64) -> anyhow::Result<Pool> {
+    anyhow::ensure!(
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || ":*-_".contains(c)),
+        "a lease name is letters, digits and :*-_"
+    );
+    let fence = format!(
+        "-c wazap.lease={name} -c wazap.epoch={epoch} -c idle_in_transaction_session_timeout=10s"
+    );
+    build(url, size, &fence)
+}
+
+fn build(url: &str, size: usize, extra: &str) -> anyhow::Result<Pool> {
     let mut pg: tokio_postgres::Config = url.parse()?;
     let given = pg.get_options().unwrap_or_default().to_owned();
     let mut options =
-        format!("{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on");
+        format!("{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on {extra}");
     if !given.contains("statement_timeout") {
         options.push_str(&format!(" -c statement_timeout={STATEMENT_TIMEOUT}"));
     }

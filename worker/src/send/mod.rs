@@ -67,6 +67,10 @@ pub struct Sender {
     pub grants: GrantCache,
     /// Where each chat id led the last send that looked it up.
     pub targets: gates::Targets,
+    /// The lease this worker serves under, checked again just before a hand-over: a worker
+    /// that lost it (paused past its expiry, say) transmits nothing. `None` outside a serving
+    /// worker (tests that build the state themselves).
+    pub lease: Option<crate::lease::Held>,
 }
 
 /// What a send tool asks for, before its bytes are fetched.

@@ -1,6 +1,6 @@
 //! After the reservation: a full journal or a key that exists is answered from the journal; a
-//! new key goes to the connector — unless its caller's deadline has passed — and its outcome is
-//! journaled (with the own message WhatsApp acknowledged) before the answer.
+//! new key goes to the connector — unless its caller's deadline has passed or this worker lost
+//! its lease — and its outcome is journaled (with the own message WhatsApp acknowledged) before the answer.
 
 use chrono::SubsecRound as _;
 use tracing::Instrument as _;
@@ -28,22 +28,30 @@ pub(super) async fn after_reserve(
         )),
         Reserved::Existing(e) => replay(state, &plan.reservation(), e).await,
         Reserved::New if Deadline::current().is_some_and(Deadline::passed) => {
-            Ok(not_begun(state, plan).await)
+            Ok(not_begun(state, plan, "its caller's deadline had passed").await)
+        }
+        Reserved::New if state.lease.as_ref().is_some_and(|l| !l.is_held()) => {
+            Ok(not_begun(state, plan, "this worker no longer holds the lease").await)
         }
         Reserved::New => Ok(transmit(state, plan, content).await),
     }
 }
 
-/// The caller's deadline ([`Deadline::current`]) passed before the hand-over: nobody waits for
-/// the answer, and the caller was told the outcome is unknown, so a transmission begun now is
-/// one no answer covers. Nothing is handed over; the key is journaled `failed` (nothing was
-/// transmitted), which a retry of it reads at once. (A request without a deadline, from a
-/// gateway older than the header, is handed over as before.)
-async fn not_begun(state: &Sender, plan: &Plan) -> SendResult {
+/// Nothing is handed over, `because`:
+/// - the caller's deadline ([`Deadline::current`]) passed: nobody waits for the answer, and the
+///   caller was told the outcome is unknown, so a transmission begun now is one no answer
+///   covers. (A request without a deadline, from a gateway older than the header, is handed
+///   over as before.)
+/// - this worker lost its lease ([`crate::lease`]): another worker may be serving already.
+///
+/// The key is journaled `failed` (nothing was transmitted), which a retry of it reads at once;
+/// if the fence refuses that write, the new holder's recovery settles the row.
+async fn not_begun(state: &Sender, plan: &Plan, because: &'static str) -> SendResult {
     tracing::warn!(
         connection.id = %plan.connection_id,
         message.id = %plan.message_id,
-        "send not handed over: its caller's deadline had passed"
+        because,
+        "send not handed over"
     );
     let r = plan.reservation();
     let recorded = record(state, &r, (JournalState::Failed, None), None).await;
