@@ -1,7 +1,8 @@
 //! Wires the worker together and serves until shutdown: NATS (connecting in the background),
 //! the Postgres pool and migrations (waiting for Postgres), the archive, the signing key, the
 //! connector, then the RPC dispatcher; on shutdown, a drain bounded by one deadline
-//! ([`crate::shutdown`]).
+//! ([`crate::shutdown`]). Every long-lived task runs under one [`Supervisor`]
+//! ([`crate::supervise`]): a fatal failure shuts the worker down the same way and `run` returns it.
 //!
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
@@ -17,6 +18,7 @@ use crate::archive::{self, Archive};
 use crate::send::receipts::JournalReceipts;
 use crate::shutdown::Shutdown;
 use crate::state::AppState;
+use crate::supervise::Supervisor;
 use crate::{Config, connector, db, grants, rpc};
 
 /// Postgres connections the worker keeps open at most.
@@ -28,22 +30,34 @@ pub const POOL_SIZE: usize = 16;
 /// (logging once) but fails on errors waiting cannot fix. Whatever it started is told to stop
 /// when it returns, also on error.
 ///
+/// A supervised task that fails for good ([`Supervisor::spawn_fatal`]: the archive writer, the
+/// connector) stops the worker as a signal would, through the same bounded drain, and `run`
+/// returns that failure, so the process exits non-zero and its supervisor restarts it.
+///
 /// `config.owner_password` becomes the owner's dashboard password when none is set yet.
 pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
     // The archive writer and the connector run until `run` returns (also on error): after the
     // dispatcher has drained, so in-flight requests can still use them.
     let services = CancellationToken::new();
     let _stop_services = services.clone().drop_guard();
-    let shutdown = Shutdown::new(shutdown);
+    let supervisor = Supervisor::new(services.clone());
+    // Shutdown is asked for by the caller, or by a supervised task's fatal failure.
+    let requested = shutdown.child_token();
+    let shutdown = Shutdown::new(requested.clone());
+    let on_failure = async {
+        supervisor.failed().await;
+        requested.cancel();
+        std::future::pending::<()>().await;
+    };
     // The drain keeps the deadline itself; this covers start-up steps that wait on NATS or
     // Postgres without an end (connecting, the archive, the key, the connector, recovery).
     let limit = async {
         shutdown.requested().await;
         tokio::time::sleep_until(shutdown.deadline()).await;
     };
-    tokio::select! {
+    let served = tokio::select! {
         biased;
-        r = start_and_serve(config, shutdown.clone(), services) => r,
+        r = start_and_serve(config, shutdown.clone(), supervisor.clone()) => r,
         () = limit => {
             tracing::warn!(
                 "shutdown had not finished by the drain limit (start-up still waiting on NATS \
@@ -51,14 +65,19 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
             );
             Ok(())
         }
+        () = on_failure => unreachable!("waits forever"),
+    };
+    match supervisor.failure() {
+        Some(reason) => Err(anyhow::anyhow!(reason)),
+        None => served,
     }
 }
 
-/// Start everything on `services`, then serve until `shutdown`.
+/// Start everything under `supervisor`, then serve until `shutdown`.
 async fn start_and_serve(
     config: Config,
     shutdown: Shutdown,
-    services: CancellationToken,
+    supervisor: Supervisor,
 ) -> anyhow::Result<()> {
     let nats = bus::connect(&config.nats_url, "wazap-worker")
         .await
@@ -74,12 +93,12 @@ async fn start_and_serve(
     }
     db::check_durability(&pool).await?;
     // Plans cached while a table was still small must not outlive its growth.
-    db::statistics::spawn(pool.clone(), services.clone());
-    let archive = Archive::start(pool.clone(), services.clone())
+    db::statistics::spawn(pool.clone(), &supervisor);
+    let archive = Archive::start(pool.clone(), &supervisor)
         .await
         .context("archive")?;
     // Waiting gateways wake on these events instead of polling (DESIGN §8).
-    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, services.clone());
+    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, &supervisor);
     let kid = grants::ensure_signing_key(&pool)
         .await
         .context("signing key")?;
@@ -96,7 +115,7 @@ async fn start_and_serve(
         nats.clone(),
         subjects.clone(),
         Arc::new(JournalReceipts::new(pool.clone())),
-        services.clone(),
+        &supervisor,
     )
     .await
     .context("connector")?;
@@ -107,6 +126,6 @@ async fn start_and_serve(
         prefix = subjects.prefix(),
         "worker started"
     );
-    let state = AppState::new(pool, archive, connector, nats, subjects);
+    let state = AppState::new(pool, archive, connector, nats, subjects, supervisor);
     rpc::serve(state, shutdown).await
 }
