@@ -41,9 +41,10 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
     let pool = wazap_worker::db::pool(url, wazap_worker::server::POOL_SIZE)?;
     wazap_worker::db::migrate(&pool).await?;
     let shutdown = CancellationToken::new();
+    let supervisor = wazap_worker::supervise::Supervisor::new(shutdown.clone());
     // As in the worker: statistics refreshed while the archive grows from empty.
-    wazap_worker::db::statistics::spawn(pool.clone(), shutdown.clone());
-    let archive = Archive::start(pool.clone(), shutdown.clone()).await?;
+    wazap_worker::db::statistics::spawn(pool.clone(), &supervisor);
+    let archive = Archive::start(pool.clone(), &supervisor).await?;
 
     let (source, busy_jid, offered) = match &args.jsonl {
         Some(path) => {

@@ -25,6 +25,8 @@ use deadpool_postgres::Pool;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::supervise::Supervisor;
+
 /// The lease on every account of this deployment.
 pub const ALL_ACCOUNTS: &str = "accounts:*";
 /// How long a renewal keeps the lease, by the database's clock.
@@ -90,10 +92,15 @@ impl Held {
         self.lost.clone()
     }
 
-    /// Renew until `stop` or until the lease is lost; in the background.
-    pub fn spawn_keeper(&self, pool: Pool, stop: CancellationToken) {
+    /// Renew until the supervisor's stop or until the lease is lost; in the background, as a
+    /// fatal task (a keeper that died would leave a worker that never sends again).
+    pub fn spawn_keeper(&self, pool: Pool, supervisor: &Supervisor) {
         let held = self.clone();
-        tokio::spawn(async move { held.keep(&pool, &stop).await });
+        let stop = supervisor.stop().clone();
+        supervisor.spawn_fatal("lease keeper", async move {
+            held.keep(&pool, &stop).await;
+            Ok(())
+        });
     }
 
     async fn keep(&self, pool: &Pool, stop: &CancellationToken) {

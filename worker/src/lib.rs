@@ -21,6 +21,7 @@ pub mod send;
 pub mod server;
 pub mod shutdown;
 pub mod state;
+pub mod supervise;
 pub mod viewer;
 
 pub use config::Config;

@@ -1,7 +1,8 @@
 //! The worker's OpenTelemetry metrics, recorded through these few helpers so the recording
 //! points stay one line each: requests by op and outcome with their latency (the dispatcher),
 //! sends by final state (the send path), receipts of sent messages by kind and outcome (the
-//! journal's receipt recorder), messages archived (the archive writer's commit), and gauges read
+//! journal's receipt recorder), messages archived (the archive writer's commit), failures of
+//! supervised tasks by task and action ([`crate::supervise`]), and gauges read
 //! at export time: the session state, the Postgres pool and the NATS connection.
 //!
 //! Attributes are op names, outcome codes and states only: never a chat, a phone number, text or
@@ -24,6 +25,7 @@ struct Instruments {
     receipts: Counter<u64>,
     archived: Counter<u64>,
     lease_lost: Counter<u64>,
+    task_failures: Counter<u64>,
 }
 
 fn meter() -> Meter {
@@ -63,6 +65,13 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
             .with_description(
                 "Worker leases lost to another worker that took them over; the worker stops \
                  after each",
+            )
+            .build(),
+        task_failures: m
+            .u64_counter("wazap.worker.task.failures")
+            .with_description(
+                "Supervised tasks that panicked or failed, by task and action (restart: started \
+                 again after a backoff; exit: the worker stops)",
             )
             .build(),
     }
@@ -127,6 +136,12 @@ pub fn archived(count: usize) {
     if count > 0 {
         INSTRUMENTS.archived.add(count as u64, &[]);
     }
+}
+
+/// The supervised task `task` failed; `action` is `restart` or `exit` ([`crate::supervise`]).
+pub fn task_failed(task: &'static str, action: &'static str) {
+    let attrs = [KeyValue::new("task", task), KeyValue::new("action", action)];
+    INSTRUMENTS.task_failures.add(1, &attrs);
 }
 
 /// Every session state, so the gauge reports 1 for the current one and 0 for the rest.

@@ -2,7 +2,9 @@
 //! the migrations (waiting for Postgres), the lease (waiting as a standby while another worker
 //! holds it, [`crate::lease`]), then on a pool fenced by that lease the archive, the signing
 //! key, the connector and the RPC dispatcher; on shutdown, a drain bounded by one deadline
-//! ([`crate::shutdown`]); on losing the lease, the same drain and an error.
+//! ([`crate::shutdown`]); on losing the lease, the same drain and an error. Every long-lived
+//! task runs under one [`Supervisor`] ([`crate::supervise`]): a fatal failure shuts the worker
+//! down the same way and `run` returns it.
 //!
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
@@ -18,6 +20,7 @@ use crate::archive::{self, Archive};
 use crate::send::receipts::JournalReceipts;
 use crate::shutdown::Shutdown;
 use crate::state::AppState;
+use crate::supervise::Supervisor;
 use crate::{Config, connector, db, grants, lease, rpc};
 
 /// Postgres connections the worker keeps open at most.
@@ -29,22 +32,34 @@ pub const POOL_SIZE: usize = 16;
 /// (logging once) but fails on errors waiting cannot fix. Whatever it started is told to stop
 /// when it returns, also on error.
 ///
+/// A supervised task that fails for good ([`Supervisor::spawn_fatal`]: the archive writer, the
+/// connector) stops the worker as a signal would, through the same bounded drain, and `run`
+/// returns that failure, so the process exits non-zero and its supervisor restarts it.
+///
 /// `config.owner_password` becomes the owner's dashboard password when none is set yet.
 pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
     // The archive writer and the connector run until `run` returns (also on error): after the
     // dispatcher has drained, so in-flight requests can still use them.
     let services = CancellationToken::new();
     let _stop_services = services.clone().drop_guard();
-    let shutdown = Shutdown::new(shutdown);
+    let supervisor = Supervisor::new(services.clone());
+    // Shutdown is asked for by the caller, or by a supervised task's fatal failure.
+    let requested = shutdown.child_token();
+    let shutdown = Shutdown::new(requested.clone());
+    let on_failure = async {
+        supervisor.failed().await;
+        requested.cancel();
+        std::future::pending::<()>().await;
+    };
     // The drain keeps the deadline itself; this covers start-up steps that wait on NATS or
     // Postgres without an end (connecting, the archive, the key, the connector, recovery).
     let limit = async {
         shutdown.requested().await;
         tokio::time::sleep_until(shutdown.deadline()).await;
     };
-    tokio::select! {
+    let served = tokio::select! {
         biased;
-        r = start_and_serve(config, shutdown.clone(), services) => r,
+        r = start_and_serve(config, shutdown.clone(), supervisor.clone()) => r,
         () = limit => {
             tracing::warn!(
                 "shutdown had not finished by the drain limit (start-up still waiting on NATS \
@@ -52,6 +67,11 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
             );
             Ok(())
         }
+        () = on_failure => unreachable!("waits forever"),
+    };
+    match supervisor.failure() {
+        Some(reason) => Err(anyhow::anyhow!(reason)),
+        None => served,
     }
 }
 
@@ -60,12 +80,12 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
 const LEASE_POOL_SIZE: usize = 2;
 
 /// Migrate, take the lease (waiting as a standby while another worker holds it), then start
-/// everything on `services` and serve until `shutdown` or until the lease is lost — which ends
+/// everything under `supervisor` and serve until `shutdown` or until the lease is lost — which ends
 /// in an error, so the process exits non-zero and its supervisor starts it again (as a standby).
 async fn start_and_serve(
     config: Config,
     shutdown: Shutdown,
-    services: CancellationToken,
+    supervisor: Supervisor,
 ) -> anyhow::Result<()> {
     let nats = bus::connect(&config.nats_url, "wazap-worker")
         .await
@@ -87,7 +107,8 @@ async fn start_and_serve(
         tracing::info!("shut down while standing by");
         return Ok(());
     };
-    lease.spawn_keeper(startup.clone(), services.clone());
+    let services = supervisor.stop().clone();
+    lease.spawn_keeper(startup.clone(), &supervisor);
     // Serving stops on shutdown or when the lease is lost, whichever comes first.
     let serving = Shutdown::new(shutdown.token().child_token());
     let stop_serving = serving.token().clone();
@@ -98,7 +119,7 @@ async fn start_and_serve(
             () = stop_serving.cancelled() => {}
         }
     });
-    let served = serve(&config, &lease, nats, subjects, serving, services.clone()).await;
+    let served = serve(&config, &lease, nats, subjects, serving, &supervisor).await;
     if lease.lost().is_cancelled() {
         services.cancel();
         return Err(served.err().unwrap_or_else(|| {
@@ -120,17 +141,17 @@ async fn serve(
     nats: async_nats::Client,
     subjects: Subjects,
     shutdown: Shutdown,
-    services: CancellationToken,
+    supervisor: &Supervisor,
 ) -> anyhow::Result<()> {
     let pool = db::fenced_pool(&config.database_url, POOL_SIZE, lease.name(), lease.epoch())
         .context("database pool")?;
     // Plans cached while a table was still small must not outlive its growth.
-    db::statistics::spawn(pool.clone(), services.clone());
-    let archive = Archive::start(pool.clone(), services.clone())
+    db::statistics::spawn(pool.clone(), supervisor);
+    let archive = Archive::start(pool.clone(), supervisor)
         .await
         .context("archive")?;
     // Waiting gateways wake on these events instead of polling (DESIGN §8).
-    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, services.clone());
+    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, supervisor);
     let kid = grants::ensure_signing_key(&pool)
         .await
         .context("signing key")?;
@@ -147,7 +168,7 @@ async fn serve(
         nats.clone(),
         subjects.clone(),
         Arc::new(JournalReceipts::new(pool.clone())),
-        services.clone(),
+        supervisor,
     )
     .await
     .context("connector")?;
@@ -159,6 +180,7 @@ async fn serve(
         lease.epoch = lease.epoch(),
         "worker started"
     );
-    let state = AppState::new(pool, archive, connector, nats, subjects).holding(lease.clone());
+    let state = AppState::new(pool, archive, connector, nats, subjects, supervisor.clone())
+        .holding(lease.clone());
     rpc::serve(state, shutdown).await
 }

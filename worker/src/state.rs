@@ -8,6 +8,7 @@ use crate::connector::DynConnector;
 use crate::grants::GrantCache;
 use crate::send::Sender;
 use crate::send::gates::Targets;
+use crate::supervise::Supervisor;
 
 /// Handles every handler may use.
 #[derive(Clone)]
@@ -26,6 +27,8 @@ pub struct AppState {
     pub grants: GrantCache,
     /// What the send ops run with (the same handles, and the same grant cache).
     pub sender: Sender,
+    /// The supervised tasks (`ping` answers not ready while one is down).
+    pub supervisor: Supervisor,
 }
 
 impl AppState {
@@ -36,6 +39,7 @@ impl AppState {
         connector: DynConnector,
         nats: async_nats::Client,
         subjects: Subjects,
+        supervisor: Supervisor,
     ) -> Self {
         let grants = GrantCache::default();
         let sender = Sender {
@@ -56,6 +60,7 @@ impl AppState {
             subjects,
             grants,
             sender,
+            supervisor,
         }
     }
 

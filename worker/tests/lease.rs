@@ -11,6 +11,7 @@ use common::{base_url, random_hex};
 use tokio_util::sync::CancellationToken;
 use wazap_worker::db;
 use wazap_worker::lease::{self, ALL_ACCOUNTS, Held, POLL_EVERY, TTL};
+use wazap_worker::supervise::Supervisor;
 
 async fn database() -> (String, String) {
     let name = format!("wazap_t_{}", random_hex(8));
@@ -63,7 +64,7 @@ async fn a_standby_waits_while_the_holder_renews_and_takes_over_when_it_stops() 
     let pool = db::pool(&url, 4).expect("pool");
     let a = take(&pool, "a").await;
     let keeping = CancellationToken::new();
-    a.spawn_keeper(pool.clone(), keeping.clone());
+    a.spawn_keeper(pool.clone(), &Supervisor::new(keeping.clone()));
 
     let standby = {
         let pool = pool.clone();
@@ -101,7 +102,7 @@ async fn a_released_lease_is_taken_at_once() {
     let (name, url) = database().await;
     let pool = db::pool(&url, 4).expect("pool");
     let a = take(&pool, "a").await;
-    a.spawn_keeper(pool.clone(), CancellationToken::new());
+    a.spawn_keeper(pool.clone(), &Supervisor::new(CancellationToken::new()));
     let standby = {
         let pool = pool.clone();
         tokio::spawn(async move { take(&pool, "b").await })
@@ -196,7 +197,7 @@ async fn a_lapsed_lease_nobody_took_is_renewed_and_one_taken_is_lost() {
     tokio::time::sleep(TTL).await;
     assert!(!a.is_held());
     let keeping = CancellationToken::new();
-    a.spawn_keeper(pool.clone(), keeping.clone());
+    a.spawn_keeper(pool.clone(), &Supervisor::new(keeping.clone()));
     tokio::time::sleep(2 * POLL_EVERY).await;
     assert!(
         a.is_held(),
@@ -208,7 +209,7 @@ async fn a_lapsed_lease_nobody_took_is_renewed_and_one_taken_is_lost() {
     keeping.cancel();
     let b = take(&pool, "b").await;
     assert_eq!(b.epoch(), a.epoch() + 1);
-    a.spawn_keeper(pool.clone(), CancellationToken::new());
+    a.spawn_keeper(pool.clone(), &Supervisor::new(CancellationToken::new()));
     tokio::time::timeout(3 * POLL_EVERY, a.lost().cancelled())
         .await
         .expect("the old holder learns it lost the lease");

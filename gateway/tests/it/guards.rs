@@ -119,6 +119,16 @@ async fn health_and_readiness() {
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["status"], "ready");
 
+    // A worker that answers but is not ready (a supervised task down): 503 with its reason.
+    let why = "the worker is not ready: the archive writer stopped";
+    *worker.state.not_ready.lock().unwrap() = Some(why.into());
+    let r = http.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "worker_unavailable");
+    assert_eq!(body["error"]["message"], why);
+    *worker.state.not_ready.lock().unwrap() = None;
+
     worker.stop().await;
     let started = std::time::Instant::now();
     let r = http.get(format!("{base}/readyz")).send().await.unwrap();

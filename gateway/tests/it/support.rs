@@ -114,6 +114,9 @@ pub(crate) struct FakeState {
     pub(crate) release: Notify,
     /// Send-op RPCs received: (op, JSON body), in order.
     pub(crate) sends: Mutex<Vec<(String, Value)>>,
+    /// When set, `ping` answers `worker_unavailable` with this message (a worker whose
+    /// supervised task is down).
+    pub(crate) not_ready: Mutex<Option<String>>,
 }
 
 /// A fake worker answering `<prefix>.rpc.*`.
@@ -139,6 +142,7 @@ impl FakeWorker {
             held: watch::Sender::new(0),
             release: Notify::new(),
             sends: Mutex::new(Vec::new()),
+            not_ready: Mutex::new(None),
         });
         let stop = CancellationToken::new();
         let (st, stop2) = (Arc::clone(&state), stop.clone());
@@ -215,11 +219,17 @@ async fn answer(op: &str, payload: &[u8], st: &FakeState, keys: Vec<Jwk>) -> byt
     }
     match op {
         op::JWKS => ok(JwksResponse { keys }),
-        op::PING => ok(PingResponse {
-            archive_id: "a_test".into(),
-            sync: SyncState::Demo,
-            database: true,
-        }),
+        op::PING => match st.not_ready.lock().unwrap().clone() {
+            Some(why) => encode_reply::<()>(&Reply::Error(RpcError::new(
+                ErrorCode::WorkerUnavailable,
+                why,
+            ))),
+            None => ok(PingResponse {
+                archive_id: "a_test".into(),
+                sync: SyncState::Demo,
+                database: true,
+            }),
+        },
         op::LIST_CHATS => {
             let req: ListChatsRequest = serde_json::from_slice(payload).unwrap();
             if req.query.as_deref() == Some("hold") {

@@ -18,6 +18,8 @@ use deadpool_postgres::Pool;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::supervise::Supervisor;
+
 /// Messages committed since the last cleaning that make the janitor clean at once (a history
 /// chunk is 2,000): bulk ingest gets its list merged beside every chunk.
 const EAGER: i64 = 1_000;
@@ -28,49 +30,61 @@ const QUIET: Duration = Duration::from_millis(500);
 /// Rest between two cleanings: commits arriving meanwhile are cleaned together.
 const PAUSE: Duration = Duration::from_millis(20);
 
-/// Clean the search index's pending list after commits (`committed` moves) until `shutdown`:
-/// at once when [`EAGER`] messages are waiting, else after [`QUIET`] without a commit.
-pub(crate) fn spawn(pool: Pool, mut committed: watch::Receiver<i64>, shutdown: CancellationToken) {
-    tokio::spawn(async move {
-        let mut failing = false;
-        let mut cleaned = *committed.borrow_and_update();
+/// Clean the search index's pending list after commits (`committed` moves) until the
+/// supervisor stops (or the writer is gone): at once when [`EAGER`] messages are waiting, else
+/// after [`QUIET`] without a commit. Started again by `supervisor` if it fails.
+pub(crate) fn spawn(pool: Pool, committed: watch::Receiver<i64>, supervisor: &Supervisor) {
+    let stop = supervisor.stop().clone();
+    supervisor.spawn_restarting("search index janitor", move || {
+        run(pool.clone(), committed.clone(), stop.clone())
+    });
+}
+
+/// The janitor's loop; returns when `shutdown` is cancelled or the writer is gone.
+async fn run(
+    pool: Pool,
+    mut committed: watch::Receiver<i64>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut failing = false;
+    let mut cleaned = *committed.borrow_and_update();
+    loop {
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            changed = committed.changed() => if changed.is_err() { break },
+        }
         loop {
+            if *committed.borrow_and_update() - cleaned >= EAGER {
+                break;
+            }
             tokio::select! {
                 biased;
-                () = shutdown.cancelled() => break,
-                changed = committed.changed() => if changed.is_err() { break },
-            }
-            loop {
-                if *committed.borrow_and_update() - cleaned >= EAGER {
-                    break;
-                }
-                tokio::select! {
-                    biased;
-                    () = shutdown.cancelled() => return,
-                    changed = committed.changed() => if changed.is_err() { return },
-                    () = tokio::time::sleep(QUIET) => break,
-                }
-            }
-            cleaned = *committed.borrow();
-            match clean(&pool).await {
-                Ok(pages) => {
-                    failing = false;
-                    tracing::trace!(pages, "search index pending list cleaned");
-                }
-                // Not fatal: the writer cleans the list itself when it is full. Said once
-                // per run of failures, not per commit.
-                Err(e) if !failing => {
-                    failing = true;
-                    tracing::warn!(error = %e, "cleaning the search index's pending list failed");
-                }
-                Err(_) => {}
-            }
-            tokio::select! {
-                () = shutdown.cancelled() => break,
-                () = tokio::time::sleep(PAUSE) => {}
+                () = shutdown.cancelled() => return Ok(()),
+                changed = committed.changed() => if changed.is_err() { return Ok(()) },
+                () = tokio::time::sleep(QUIET) => break,
             }
         }
-    });
+        cleaned = *committed.borrow();
+        match clean(&pool).await {
+            Ok(pages) => {
+                failing = false;
+                tracing::trace!(pages, "search index pending list cleaned");
+            }
+            // Not fatal: the writer cleans the list itself when it is full. Said once
+            // per run of failures, not per commit.
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "cleaning the search index's pending list failed");
+            }
+            Err(_) => {}
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            () = tokio::time::sleep(PAUSE) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Merge the pending list into the index; returns the pending pages removed.

@@ -19,13 +19,13 @@ mod writer;
 
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
 
 pub use self::events::spawn_event_publisher;
 use self::ids::IdKey;
 pub use self::model::{ContactUpdate, GroupUpdate, Inbound, InboundAttachment, IngestOutcome};
 pub use self::writer::CommitWith;
 use self::writer::{Command, Writer};
+use crate::supervise::Supervisor;
 
 /// Messages per history transaction: large enough for set-based speed, small enough that live
 /// messages wait at most a few chunks (the ones in flight, `writer::LANES`, and one queued).
@@ -56,9 +56,11 @@ impl std::fmt::Debug for Archive {
 
 impl Archive {
     /// Load (or create) the archive's identity (a random `archive_id` and 32-byte id key) and
-    /// the default account, and start the writer task, which stops with `shutdown`. Expects
+    /// the default account, and start the writer task under `supervisor` (it stops with the
+    /// supervisor's stop token; a panic in it stops the worker: its positions cannot be
+    /// rebuilt in-process) and the search index's janitor (restarted when it fails). Expects
     /// the migrations applied.
-    pub async fn start(pool: Pool, shutdown: CancellationToken) -> anyhow::Result<Self> {
+    pub async fn start(pool: Pool, supervisor: &Supervisor) -> anyhow::Result<Self> {
         let client = pool.get().await?;
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret)
@@ -91,9 +93,13 @@ impl Archive {
         drop(client);
         let (committed_tx, committed) = watch::channel(last);
         let (tx, rx) = mpsc::channel(1024);
-        janitor::spawn(pool.clone(), committed.clone(), shutdown.clone());
+        janitor::spawn(pool.clone(), committed.clone(), supervisor);
         let writer = Writer::new(pool, key, last, committed_tx);
-        tokio::spawn(writer.run(rx, shutdown));
+        let stop = supervisor.stop().clone();
+        supervisor.spawn_fatal("archive writer", async move {
+            writer.run(rx, stop).await;
+            Ok(())
+        });
         tracing::info!(archive.id = %archive_id, position = last, "archive started");
         Ok(Self {
             meta: ArchiveMeta { archive_id },

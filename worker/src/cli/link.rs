@@ -15,6 +15,7 @@ use crate::connector::whatsapp::WhatsappConnector;
 use crate::connector::whatsapp::status::Phase;
 use crate::connector::{AccountAction, Connector as _, ControlError};
 use crate::send::receipts::JournalReceipts;
+use crate::supervise::Supervisor;
 use crate::{Config, db};
 
 /// How often the terminal view is refreshed.
@@ -29,7 +30,8 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
     let stop = CancellationToken::new();
     super::run::cancel_on_signals(stop.clone());
     let session = CancellationToken::new();
-    let archive = Archive::start(pool.clone(), session.clone()).await?;
+    let supervisor = Supervisor::new(session.clone());
+    let archive = Archive::start(pool.clone(), &supervisor).await?;
     let receipts = Arc::new(JournalReceipts::new(pool.clone()));
     let wa = WhatsappConnector::start(
         archive,
@@ -38,10 +40,13 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
         DEFAULT_ACCOUNT,
         config.whatsapp_network.clone(),
         receipts,
-        session.clone(),
+        &supervisor,
     )
     .await?;
-    let result = drive(&wa, phone, &stop).await;
+    let result = tokio::select! {
+        r = drive(&wa, phone, &stop) => r,
+        reason = supervisor.failed() => Err(anyhow::anyhow!(reason)),
+    };
     session.cancel();
     wa.stopped().await;
     result

@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
 use crate::config::{Config, ConnectorKind};
+use crate::supervise::Supervisor;
 use outbound::{DynReceipts, OutboundMessage, SendAck, SendError};
 
 pub use account::{AccountAction, ControlError, PairingInfo};
@@ -90,7 +90,9 @@ pub type DynConnector = Arc<dyn Connector>;
 /// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
 /// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns);
 /// `whatsapp` takes the device store in the data directory and connects in the background,
-/// handing the receipts of sent messages to `receipts` (the other two have none).
+/// handing the receipts of sent messages to `receipts` (the other two have none). Their
+/// long-lived tasks run under `supervisor` (a failure stops the worker) and stop with its stop
+/// token.
 pub async fn start(
     config: &Config,
     archive: Archive,
@@ -98,7 +100,7 @@ pub async fn start(
     nats: async_nats::Client,
     subjects: Subjects,
     receipts: DynReceipts,
-    shutdown: CancellationToken,
+    supervisor: &Supervisor,
 ) -> anyhow::Result<DynConnector> {
     match config.connector {
         ConnectorKind::Whatsapp => Ok(whatsapp::WhatsappConnector::start(
@@ -108,7 +110,7 @@ pub async fn start(
             wazap_shared::ids::DEFAULT_ACCOUNT,
             config.whatsapp_network.clone(),
             receipts,
-            shutdown,
+            supervisor,
         )
         .await?),
         ConnectorKind::Demo => {
@@ -117,7 +119,7 @@ pub async fn start(
         }
         ConnectorKind::Sim => {
             let sim = sim::SimConnector::new(archive, pool);
-            sim.clone().serve(nats, subjects, shutdown).await?;
+            sim.clone().serve(nats, subjects, supervisor).await?;
             Ok(sim)
         }
     }

@@ -15,6 +15,8 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use tokio_util::sync::CancellationToken;
 
+use crate::supervise::Supervisor;
+
 /// The tables checked: what reads, live ingest and sends look up by key while they grow.
 const TABLES: &[&str] = &[
     "messages",
@@ -29,34 +31,41 @@ const EVERY: Duration = Duration::from_secs(2);
 /// Changes below this never trigger an analysis: small tables plan well enough either way.
 const MIN_CHANGES: i64 = 1_000;
 
-/// Check [`TABLES`] every [`EVERY`] until `shutdown`, analyzing each one whose rows changed
-/// since its last analysis (inserts, updates and deletes) number more than [`MIN_CHANGES`]
-/// and more than the rows it had then.
-pub fn spawn(pool: Pool, shutdown: CancellationToken) {
-    tokio::spawn(async move {
-        let mut failing = false;
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => break,
-                () = tokio::time::sleep(EVERY) => {}
-            }
-            match refresh(&pool).await {
-                Ok(analyzed) => {
-                    failing = false;
-                    if !analyzed.is_empty() {
-                        tracing::debug!(tables = ?analyzed, "planner statistics refreshed");
-                    }
-                }
-                // Not fatal: autovacuum analyzes these tables too, only later. Said once per
-                // run of failures.
-                Err(e) if !failing => {
-                    failing = true;
-                    tracing::warn!(error = %e, "refreshing planner statistics failed");
-                }
-                Err(_) => {}
-            }
-        }
+/// Check [`TABLES`] every [`EVERY`] until the supervisor stops, analyzing each one whose rows
+/// changed since its last analysis (inserts, updates and deletes) number more than
+/// [`MIN_CHANGES`] and more than the rows it had then. Started again by `supervisor` if it
+/// fails.
+pub fn spawn(pool: Pool, supervisor: &Supervisor) {
+    let stop = supervisor.stop().clone();
+    supervisor.spawn_restarting("statistics refresher", move || {
+        run(pool.clone(), stop.clone())
     });
+}
+
+/// The refresher's loop, until `shutdown`.
+async fn run(pool: Pool, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            () = tokio::time::sleep(EVERY) => {}
+        }
+        match refresh(&pool).await {
+            Ok(analyzed) => {
+                failing = false;
+                if !analyzed.is_empty() {
+                    tracing::debug!(tables = ?analyzed, "planner statistics refreshed");
+                }
+            }
+            // Not fatal: autovacuum analyzes these tables too, only later. Said once per
+            // run of failures.
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "refreshing planner statistics failed");
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Analyze the tables of [`TABLES`] whose statistics are stale; returns their names.

@@ -61,7 +61,7 @@ const FLUSH_RESERVE: Duration = Duration::from_secs(1);
 pub async fn serve(state: AppState, shutdown: Shutdown) -> anyhow::Result<()> {
     // Settle sends a previous run left unfinished before any new request is taken.
     crate::send::recovery::recover(&state.db).await?;
-    crate::send::recovery::spawn_sweeper(state.db.clone(), shutdown.token().clone());
+    crate::send::recovery::spawn_sweeper(state.db.clone(), &state.supervisor);
     let mut sub = state
         .nats
         .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())

@@ -11,6 +11,7 @@ use deadpool_postgres::Pool;
 use tokio_util::sync::CancellationToken;
 
 use super::journal;
+use crate::supervise::Supervisor;
 
 /// How often the sweep looks for abandoned sends.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(15);
@@ -61,25 +62,32 @@ pub async fn recover(pool: &Pool) -> anyhow::Result<Recovered> {
     Ok(r)
 }
 
-/// Settle abandoned sends every [`SWEEP_EVERY`] until `stop`.
-pub fn spawn_sweeper(pool: Pool, stop: CancellationToken) {
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(SWEEP_EVERY);
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = every.tick() => {}
-            }
-            match sweep(&pool).await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(outcome_unknown = n, "abandoned sends settled"),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the abandoned-send sweep failed; next try soon")
-                }
+/// Settle abandoned sends every [`SWEEP_EVERY`] until the supervisor stops; started again by
+/// `supervisor` if it fails.
+pub fn spawn_sweeper(pool: Pool, supervisor: &Supervisor) {
+    let stop = supervisor.stop().clone();
+    supervisor.spawn_restarting("abandoned-send sweeper", move || {
+        sweep_until(pool.clone(), stop.clone())
+    });
+}
+
+/// The sweeper's loop, until `stop`.
+async fn sweep_until(pool: Pool, stop: CancellationToken) -> anyhow::Result<()> {
+    let mut every = tokio::time::interval(SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            _ = every.tick() => {}
+        }
+        match sweep(&pool).await {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(outcome_unknown = n, "abandoned sends settled"),
+            Err(e) => {
+                tracing::warn!(error = %e, "the abandoned-send sweep failed; next try soon")
             }
         }
-    });
+    }
 }
 
 /// One sweep: abandoned sends → `outcome_unknown`. The count.

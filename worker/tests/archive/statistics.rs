@@ -25,7 +25,7 @@ async fn chat_statistics_are_repaired_after_an_unclean_stop() {
             .chats
             .is_empty()
     );
-    let restarted = wazap_worker::archive::Archive::start(h.pool.clone(), h.shutdown.clone())
+    let restarted = wazap_worker::archive::Archive::start(h.pool.clone(), &h.supervisor)
         .await
         .unwrap();
     assert_eq!(

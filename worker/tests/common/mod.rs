@@ -18,6 +18,7 @@ use wazap_worker::config::ConnectorKind;
 use wazap_worker::connector::{self, DynConnector};
 use wazap_worker::send::receipts::JournalReceipts;
 use wazap_worker::state::AppState;
+use wazap_worker::supervise::Supervisor;
 use wazap_worker::viewer::Viewer;
 
 /// The Postgres server tests create their databases on.
@@ -47,6 +48,8 @@ pub struct Harness {
     pub nats: async_nats::Client,
     pub subjects: Subjects,
     pub shutdown: CancellationToken,
+    /// The worker's supervised tasks (stopped by `shutdown`).
+    pub supervisor: Supervisor,
     pub db_name: String,
 }
 
@@ -68,7 +71,8 @@ impl Harness {
         let pool = wazap_worker::db::pool(&url, 8).expect("pool");
         wazap_worker::db::migrate(&pool).await.expect("migrate");
         let shutdown = CancellationToken::new();
-        let archive = Archive::start(pool.clone(), shutdown.clone())
+        let supervisor = Supervisor::new(shutdown.clone());
+        let archive = Archive::start(pool.clone(), &supervisor)
             .await
             .expect("archive");
         let nats = async_nats::connect(nats_url()).await.expect("nats");
@@ -85,7 +89,7 @@ impl Harness {
             nats.clone(),
             subjects.clone(),
             std::sync::Arc::new(JournalReceipts::new(pool.clone())),
-            shutdown.clone(),
+            &supervisor,
         )
         .await
         .expect("connector");
@@ -95,6 +99,7 @@ impl Harness {
             connector.clone(),
             nats.clone(),
             subjects.clone(),
+            supervisor.clone(),
         );
         Self {
             state,
@@ -104,6 +109,7 @@ impl Harness {
             nats,
             subjects,
             shutdown,
+            supervisor,
             db_name,
         }
     }

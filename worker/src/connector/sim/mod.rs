@@ -36,7 +36,6 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
 use wazap_shared::RpcError;
 use wazap_shared::bus::{Reply, decode_request as decode, encode_reply};
 use wazap_shared::ids::DEFAULT_ACCOUNT;
@@ -53,6 +52,7 @@ use super::{AccountAction, Connector, ControlError, PairingInfo};
 use crate::archive::jid::{Jid, JidKind};
 use crate::archive::{Archive, ContactUpdate, GroupUpdate, Inbound, IngestOutcome};
 use crate::connector::outbound::{OutboundMessage, SendAck, SendError};
+use crate::supervise::Supervisor;
 
 /// A queued history page: account, canonical chat JID, messages.
 type Page = (String, String, Vec<Inbound>);
@@ -188,22 +188,24 @@ impl SimConnector {
     }
 
     /// Subscribe to `<prefix>.sim.>` (confirmed by the server before this returns) and answer
-    /// ops, one at a time in arrival order, until `shutdown`.
+    /// ops, one at a time in arrival order, until the supervisor stops; a panic or the
+    /// subscription's end stops the worker.
     pub async fn serve(
         self: Arc<Self>,
         nats: async_nats::Client,
         subjects: Subjects,
-        shutdown: CancellationToken,
+        supervisor: &Supervisor,
     ) -> anyhow::Result<()> {
         let mut sub = nats.subscribe(subjects.sim_all()).await?;
         nats.flush().await?;
-        tokio::spawn(async move {
+        let shutdown = supervisor.stop().clone();
+        supervisor.spawn_fatal("sim connector", async move {
             loop {
                 let msg = tokio::select! {
                     () = shutdown.cancelled() => break,
                     m = sub.next() => match m {
                         Some(m) => m,
-                        None => break,
+                        None => anyhow::bail!("its NATS subscription ended"),
                     },
                 };
                 let Some(reply_to) = msg.reply.clone() else {
@@ -244,6 +246,7 @@ impl SimConnector {
                     tracing::warn!(error = %e, op, "sim reply not sent");
                 }
             }
+            Ok(())
         });
         Ok(())
     }

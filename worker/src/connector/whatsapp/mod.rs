@@ -31,7 +31,6 @@ use chrono::Utc;
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 use wazap_shared::wire::SyncState;
 
 use self::network::Connect as _;
@@ -41,6 +40,7 @@ use crate::archive::{Archive, Inbound};
 use crate::config::Network;
 use crate::connector::outbound::{DynReceipts, OutboundMessage, SendAck, SendError};
 use crate::connector::{AccountAction, Connector, ControlError, PairingInfo};
+use crate::supervise::Supervisor;
 
 /// How long start-up waits for a previous holder of the device store to let go.
 const LOCK_WAIT: Duration = Duration::from_secs(15);
@@ -57,7 +57,8 @@ impl WhatsappConnector {
     /// Take the device store in `data_dir` (failing when another process holds it) and start
     /// the session in the background: this returns at once, whatever the network does, and the
     /// state says `offline` or `unpaired` until WhatsApp answers. Receipts of sent messages go
-    /// to `receipts`.
+    /// to `receipts`. The session and the event drain run under `supervisor` (a panic in either
+    /// stops the worker) until its stop token is cancelled.
     pub async fn start(
         archive: Archive,
         pool: Pool,
@@ -65,7 +66,7 @@ impl WhatsappConnector {
         account: &str,
         network: Network,
         receipts: DynReceipts,
-        shutdown: CancellationToken,
+        supervisor: &Supervisor,
     ) -> anyhow::Result<Arc<Self>> {
         network.admit().map_err(anyhow::Error::msg)?;
         let paths = StorePaths::new(data_dir);
@@ -73,7 +74,11 @@ impl WhatsappConnector {
         let (shared, work) =
             Shared::new(archive, pool.clone(), account.to_owned(), network, receipts);
         let (controls, rx) = mpsc::channel(8);
-        tokio::spawn(events::drain(shared.clone(), work));
+        let drain = events::drain(shared.clone(), work);
+        supervisor.spawn_fatal("WhatsApp event drain", async move {
+            drain.await;
+            Ok(())
+        });
         // Built before returning (local work only, no network), so the very first state
         // answered is already `unpaired` or `offline`, never a guess.
         let first = match session::start(&shared, &paths, &lock).await {
@@ -83,14 +88,18 @@ impl WhatsappConnector {
                 None
             }
         };
-        let run = tokio::spawn(session::run(
+        let session = session::run(
             shared.clone(),
             paths,
             lock,
             rx,
-            shutdown,
+            supervisor.stop().clone(),
             first,
-        ));
+        );
+        let run = supervisor.spawn_fatal("WhatsApp session", async move {
+            session.await;
+            Ok(())
+        });
         Ok(Arc::new(Self {
             shared,
             pool,
