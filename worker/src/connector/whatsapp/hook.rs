@@ -1,6 +1,6 @@
 //! Durable ingest: whatsapp-rust's `InboundDurabilityHook` holds WhatsApp's ack for decrypted
 //! messages until [`commit`] returns `Ok`, which it does only after the archive committed every
-//! message of the batch. A failed commit returns `Err`: no ack, the server redelivers, and the
+//! message of the batch, within [`HOOK_BOUND`]. A failed or late commit returns `Err`: no ack, the server redelivers, and the
 //! archive's (chat, sender, id) key drops what was already stored. A message whose archived
 //! copy is an undecryptable placeholder takes the placeholder's place.
 //!
@@ -21,6 +21,14 @@ use whatsapp_rust::{Client, InboundDurabilityHook};
 use super::map;
 use super::people::{self, Linked};
 use crate::archive::{Archive, IngestOutcome};
+
+/// How long the hook waits for the archive's commit. A Postgres that hangs (a blackholed link,
+/// a lock) must not stall the client's receive pipeline silently: past this the batch is not
+/// acknowledged, WhatsApp redelivers it after the reconnect [`Redeliver`] makes once the
+/// archive answers again, and the archive's key drops a copy that committed late. (Found with
+/// the test network: a hook stuck behind a table lock also ends in a reconnect after about 30 s
+/// without this bound, when the client's keepalive gives up, so no test tells the two apart.)
+const HOOK_BOUND: Duration = Duration::from_secs(20);
 
 /// The hook registered on the client.
 pub struct ArchiveHook {
@@ -91,14 +99,26 @@ impl InboundDurabilityHook for ArchiveHook {
         client: Arc<Client>,
         batch: &[InboundMessage],
     ) -> anyhow::Result<()> {
-        let result = commit(
+        let committing = commit(
             &self.archive,
             &self.account,
             &self.linked,
             Some(&client),
             batch,
-        )
-        .await;
+        );
+        let result = match tokio::time::timeout(HOOK_BOUND, committing).await {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::warn!(
+                    messages = batch.len(),
+                    "the archive did not commit an inbound batch within 20 s; not acknowledged, \
+                     WhatsApp delivers it again"
+                );
+                Err(anyhow::anyhow!(
+                    "the archive did not commit within {HOOK_BOUND:?}"
+                ))
+            }
+        };
         if result.is_err() {
             self.redeliver.arm(client);
         }
