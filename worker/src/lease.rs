@@ -162,7 +162,8 @@ impl Held {
         }
     }
 
-    /// Give the lease up (a clean stop): a standby may take it at once.
+    /// Give the lease up (a clean stop, or a worker that cannot serve): it stops counting at
+    /// once ([`Held::lost`]) and a standby may take it within a poll.
     pub async fn release(&self, pool: &Pool) {
         self.lost.cancel();
         let released = async {
@@ -185,18 +186,30 @@ impl Held {
     }
 }
 
-/// Take lease `name` for `holder`, waiting as a standby while another worker holds it. `None`
-/// when `stop` came first. Errors other than Postgres being unreachable end the wait.
+/// Take lease `name` for `holder`, waiting as a standby while another worker holds it, and
+/// while `can_serve` says this worker could not serve if it held it (NATS not connected: a
+/// worker that took the lease then would give it up again). `None` when `stop` came first.
+/// Errors other than Postgres being unreachable end the wait.
 pub async fn acquire(
     pool: &Pool,
     name: &'static str,
     holder: &str,
+    can_serve: impl Fn() -> bool,
     stop: &CancellationToken,
 ) -> anyhow::Result<Option<Held>> {
-    let mut said_standby = false;
+    let (mut said_standby, mut said_nats) = (false, false);
     loop {
         let sent = Instant::now();
-        match try_take(pool, name, holder).await {
+        let taken = if can_serve() {
+            try_take(pool, name, holder).await
+        } else {
+            if !std::mem::replace(&mut said_nats, true) {
+                tracing::info!(lease = name, "waiting for NATS before taking the lease");
+            }
+            Ok(None)
+        };
+        match taken {
+            Ok(None) if !can_serve() => {}
             Ok(Some(epoch)) => {
                 crate::metrics::standby(false);
                 tracing::info!(lease = name, epoch, "lease taken: this worker serves");

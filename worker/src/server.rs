@@ -101,8 +101,18 @@ async fn start_and_serve(
     }
     db::check_durability(&startup).await?;
     let holder = lease::holder_name();
-    let Some(lease) =
-        lease::acquire(&startup, lease::ALL_ACCOUNTS, &holder, shutdown.token()).await?
+    let nats_up = {
+        let nats = nats.clone();
+        move || nats.connection_state() == async_nats::connection::State::Connected
+    };
+    let Some(lease) = lease::acquire(
+        &startup,
+        lease::ALL_ACCOUNTS,
+        &holder,
+        nats_up,
+        shutdown.token(),
+    )
+    .await?
     else {
         tracing::info!("shut down while standing by");
         return Ok(());
@@ -119,6 +129,12 @@ async fn start_and_serve(
             () = stop_serving.cancelled() => {}
         }
     });
+    give_up_without_nats(
+        nats.clone(),
+        lease.clone(),
+        startup.clone(),
+        services.clone(),
+    );
     let served = serve(&config, &lease, nats, subjects, serving, &supervisor).await;
     if lease.lost().is_cancelled() {
         services.cancel();
@@ -131,6 +147,46 @@ async fn start_and_serve(
     services.cancel();
     lease.release(&startup).await;
     served
+}
+
+/// How long the holder may be without NATS (it answers nothing then) before it gives the lease
+/// up for a worker that can serve.
+const NATS_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Watch the NATS connection while serving: down for [`NATS_GRACE`] → release the lease at once
+/// (a standby that reaches NATS takes over within a poll; what this worker still does is fenced,
+/// and it hands nothing more to WhatsApp), then drain and exit non-zero. Restarted, it takes a
+/// lease only once NATS is back, so a NATS outage costs one restart, not a loop of them.
+fn give_up_without_nats(
+    nats: async_nats::Client,
+    lease: lease::Held,
+    pool: deadpool_postgres::Pool,
+    stop: CancellationToken,
+) {
+    tokio::spawn(async move {
+        let mut down_since: Option<tokio::time::Instant> = None;
+        let lost = lease.lost();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = lost.cancelled() => return,
+                () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+            if nats.connection_state() == async_nats::connection::State::Connected {
+                down_since = None;
+                continue;
+            }
+            let since = *down_since.get_or_insert_with(tokio::time::Instant::now);
+            if since.elapsed() >= NATS_GRACE {
+                tracing::error!(
+                    lease = lease.name(),
+                    "NATS unreachable for 3 s: giving the lease up for a worker that can serve"
+                );
+                lease.release(&pool).await;
+                return;
+            }
+        }
+    });
 }
 
 /// Start the archive, the key, the connector and the dispatcher on a pool fenced by `lease`, then

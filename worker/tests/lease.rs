@@ -34,7 +34,7 @@ async fn drop_database(name: &str) {
 }
 
 async fn take(pool: &deadpool_postgres::Pool, who: &str) -> Held {
-    lease::acquire(pool, ALL_ACCOUNTS, who, &CancellationToken::new())
+    lease::acquire(pool, ALL_ACCOUNTS, who, || true, &CancellationToken::new())
         .await
         .expect("acquire")
         .expect("not stopped")
