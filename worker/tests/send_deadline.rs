@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use common::{Harness, phone, sender};
+use common::{Harness, journal_state, phone, sender};
 use wazap_shared::bus::{Deadline, decode_reply};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::{op, sim_op};
@@ -53,20 +53,6 @@ async fn transmitted(h: &Harness) -> usize {
         .len()
 }
 
-async fn journaled(h: &Harness, request_id: &str) -> String {
-    h.pool
-        .get()
-        .await
-        .expect("db")
-        .query_one(
-            "select state from send_journal where request_id = $1",
-            &[&request_id],
-        )
-        .await
-        .expect("a journal row")
-        .get(0)
-}
-
 fn text(chat: &str, request_id: &str) -> SendMessageRequest {
     SendMessageRequest {
         chat_id: chat.into(),
@@ -100,7 +86,7 @@ async fn a_send_past_its_deadline_is_journaled_failed_and_never_transmitted() {
     let late = Deadline::at(SystemTime::now() - Duration::from_secs(1));
     let r = send_with(&h, &grant, &text(&chat, "late-1"), Some(late)).await;
     assert_eq!((r.state, r.duplicate), (SendState::Failed, false));
-    assert_eq!(journaled(&h, "late-1").await, "failed");
+    assert_eq!(journal_state(&h, "late-1").await, "failed");
     assert_eq!(transmitted(&h).await, 0, "nothing reached the connector");
 
     // A retry of the key (even without a deadline) reads `failed` at once, and sends nothing.

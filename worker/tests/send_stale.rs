@@ -8,26 +8,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Harness, phone, send_text, sender};
+use common::{Harness, journal_state, phone, send_text, sender};
 use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::send::{SendMessageRequest, SendState};
 use wazap_shared::wire::sim::UpsertContact;
 use wazap_worker::send::{journal, recovery};
-
-async fn state_of(h: &Harness, request_id: &str) -> String {
-    h.pool
-        .get()
-        .await
-        .expect("db")
-        .query_one(
-            "select state from send_journal where request_id = $1",
-            &[&request_id],
-        )
-        .await
-        .expect("row")
-        .get(0)
-}
 
 #[tokio::test]
 async fn abandoned_sends_are_settled_and_their_retry_answers_at_once() {
@@ -73,12 +59,12 @@ async fn abandoned_sends_are_settled_and_their_retry_answers_at_once() {
         started.elapsed() < Duration::from_secs(10),
         "answered from the journal, not after the 55 s poll"
     );
-    assert_eq!(state_of(&h, "old-1").await, "outcome_unknown");
+    assert_eq!(journal_state(&h, "old-1").await, "outcome_unknown");
 
     assert_eq!(recovery::sweep(&h.pool).await.expect("sweep"), 1);
-    assert_eq!(state_of(&h, "old-2").await, "outcome_unknown");
+    assert_eq!(journal_state(&h, "old-2").await, "outcome_unknown");
     assert_eq!(
-        state_of(&h, "fresh").await,
+        journal_state(&h, "fresh").await,
         "transmitting",
         "a send within its budget may still be in flight"
     );
@@ -110,6 +96,6 @@ async fn a_reservation_without_a_hand_over_is_failed_under_its_own_id_only() {
         1
     );
     drop(db);
-    assert_eq!(state_of(&h, "lost").await, "failed");
+    assert_eq!(journal_state(&h, "lost").await, "failed");
     h.finish().await;
 }

@@ -292,3 +292,18 @@ pub async fn send_text(
     .await;
     decode_reply(&reply)
 }
+
+/// The journal state of `request_id` (any connection's), for tests that check what was recorded.
+pub async fn journal_state(h: &Harness, request_id: &str) -> String {
+    h.pool
+        .get()
+        .await
+        .expect("db")
+        .query_one(
+            "select state from send_journal where request_id = $1",
+            &[&request_id],
+        )
+        .await
+        .expect("a journal row")
+        .get(0)
+}
