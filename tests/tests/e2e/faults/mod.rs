@@ -106,6 +106,8 @@ where
 /// One answer of a send load.
 pub(crate) struct Answer {
     pub(crate) key: String,
+    /// When the call went out (wall clock, to compare with the journal's `created_at`).
+    pub(crate) sent: chrono::DateTime<chrono::Utc>,
     pub(crate) at: Instant,
     pub(crate) result: Result<SendResult, RpcError>,
 }
@@ -137,10 +139,16 @@ impl Load {
                     while !stop.is_cancelled() {
                         let key = format!("load-{i}-{n}");
                         n += 1;
+                        let sent = chrono::Utc::now();
                         let result = send(&stack, &grant, &chat, &key, deadline).await;
                         let failed = result.is_err();
                         let at = Instant::now();
-                        answers.lock().unwrap().push(Answer { key, at, result });
+                        answers.lock().unwrap().push(Answer {
+                            key,
+                            sent,
+                            at,
+                            result,
+                        });
                         if failed {
                             // Errors come fast while Postgres is away: do not spin.
                             tokio::time::sleep(Duration::from_millis(100)).await;

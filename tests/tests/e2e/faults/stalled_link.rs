@@ -3,6 +3,7 @@
 //! and the held bytes arrive late. A reservation that reaches Postgres after its caller gave up
 //! must not be transmitted; nothing goes out twice; the worker serves again without a restart.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,9 @@ use wazap_worker::config::ConnectorKind;
 use super::{Load, check_load, send, until};
 use crate::send::{connection_with_token, contact};
 
+/// Each load call's deadline.
+const DEADLINE: chrono::Duration = chrono::Duration::seconds(3);
+
 // Multi-threaded: the proxy's tasks must keep running while a drop blocks a thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow::Result<()> {
@@ -25,7 +29,7 @@ async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow
     let chat = contact(&stack, "972503330001", "Dana").await?;
     let (grant, _) = connection_with_token(&stack, SendMode::All, vec![]).await?;
 
-    let load = Load::start(&stack, &grant, &chat, 6, Duration::from_secs(3));
+    let load = Load::start(&stack, &grant, &chat, 6, DEADLINE.to_std()?);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let stalled = Instant::now();
     proxy.stall();
@@ -56,6 +60,41 @@ async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow
     println!("{} answers, {errors} errors", answers.len());
     assert!(errors > 0, "the stall did not touch the load");
     check_load(&stack, &grant, &chat, &answers, stalled).await?;
+
+    // A reservation that reached Postgres after its caller's deadline was handed to nobody.
+    let created: HashMap<String, (chrono::DateTime<chrono::Utc>, String)> = stack
+        .pool
+        .get()
+        .await?
+        .query(
+            "select request_id, created_at, wa_id from send_journal",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .collect();
+    let transmitted: HashSet<String> = crate::send::transmissions(&stack)
+        .await?
+        .into_iter()
+        .map(|t| t.wa_id)
+        .collect();
+    let mut late = 0;
+    for a in answers.iter().filter(|a| a.result.is_err()) {
+        let Some((at, wa_id)) = created.get(&a.key) else {
+            continue;
+        };
+        // The calls' clock is the database's (one machine); a margin for the rounding.
+        if *at > a.sent + DEADLINE + chrono::Duration::milliseconds(50) {
+            late += 1;
+            assert!(
+                !transmitted.contains(wa_id),
+                "{} was reserved after its caller's deadline and transmitted",
+                a.key
+            );
+        }
+    }
+    println!("{late} reservations reached Postgres after their caller's deadline");
     // The stack (its database dropped through the proxy) goes before the proxy and cluster.
     drop(stack);
     Ok(())
