@@ -13,6 +13,10 @@ use std::process::{Command, Stdio};
 
 /// The OS user the server runs as when the test runs as root.
 const SERVER_USER: &str = "postgres";
+/// Where clusters live: `<temp>/wazap-pg-<random>`.
+const PREFIX: &str = "wazap-pg-";
+/// The file naming the test process a cluster belongs to.
+const OWNER: &str = "owner.pid";
 
 /// A running (or stopped) throwaway cluster; dropping it stops it at once and removes its files.
 #[derive(Debug)]
@@ -27,12 +31,15 @@ impl PgCluster {
     /// Create a cluster in a fresh temporary directory and start it on a free port.
     pub async fn start() -> anyhow::Result<Self> {
         let bin = server_bin()?;
-        let dir = std::env::temp_dir().join(format!("wazap-pg-{}", crate::random_hex(6)));
+        let as_root = is_root()?;
+        reap(&bin, as_root);
+        let dir = std::env::temp_dir().join(format!("{PREFIX}{}", crate::random_hex(6)));
         std::fs::create_dir(&dir)?;
+        std::fs::write(dir.join(OWNER), std::process::id().to_string())?;
         let cluster = Self {
             bin,
             port: free_port()?,
-            as_root: is_root()?,
+            as_root,
             dir,
         };
         if cluster.as_root {
@@ -133,6 +140,33 @@ impl Drop for PgCluster {
             .stderr(Stdio::null())
             .status();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Stop and remove the clusters of test processes that are gone (killed by a timeout, say, so
+/// their `Drop` never ran): a server left running would hold its memory and port for good.
+fn reap(bin: &Path, as_root: bool) {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for dir in entries.flatten().map(|e| e.path()) {
+        let ours = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(PREFIX));
+        let owner = std::fs::read_to_string(dir.join(OWNER)).unwrap_or_default();
+        let alive = Path::new("/proc").join(owner.trim()).exists();
+        if !ours || owner.trim().is_empty() || alive {
+            continue;
+        }
+        let orphan = PgCluster {
+            bin: bin.to_owned(),
+            dir,
+            port: 0,
+            as_root,
+        };
+        // Its Drop stops the server (if it still runs) and removes the directory.
+        drop(orphan);
     }
 }
 
