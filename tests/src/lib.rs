@@ -5,6 +5,7 @@
 //! Services: `WAZAP_TEST_DATABASE_URL` (default the machine's Postgres) and `WAZAP_TEST_NATS_URL`
 //! (default `nats://127.0.0.1:4222`; `scripts/test` starts a JetStream-capable server).
 
+pub mod fault;
 pub mod fixtures;
 pub mod mcp;
 
@@ -55,6 +56,8 @@ pub struct TestDb {
     /// Its URL.
     pub url: String,
     name: String,
+    /// The server it was made on (where it is dropped from).
+    server: String,
     keep: bool,
 }
 
@@ -66,11 +69,18 @@ impl TestDb {
 
     /// Create an empty database with a random name.
     pub async fn create() -> anyhow::Result<Self> {
+        Self::create_on(&database_server_url()).await
+    }
+
+    /// Create an empty database with a random name on the server at `server_url` (a
+    /// throwaway cluster, say).
+    pub async fn create_on(server_url: &str) -> anyhow::Result<Self> {
         let name = format!("wazap_t_{}", random_hex(8));
-        let url = wazap_worker::db::create_database(&database_server_url(), &name).await?;
+        let url = wazap_worker::db::create_database(server_url, &name).await?;
         Ok(Self {
             url,
             name,
+            server: server_url.to_owned(),
             keep: false,
         })
     }
@@ -86,7 +96,7 @@ impl Drop for TestDb {
         if self.keep {
             return;
         }
-        let admin = database_server_url();
+        let admin = self.server.clone();
         let name = self.name.clone();
         // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
         let _ = std::thread::spawn(move || {
@@ -131,6 +141,16 @@ impl Stack {
     pub async fn start(connector: ConnectorKind) -> anyhow::Result<Self> {
         init_logs();
         Self::on(TestDb::create().await?, connector).await
+    }
+
+    /// [`Stack::start`] with the database on the server at `server_url` (e.g. a
+    /// [`fault::PgCluster`] the test stops and starts).
+    pub async fn start_on_server(
+        server_url: &str,
+        connector: ConnectorKind,
+    ) -> anyhow::Result<Self> {
+        init_logs();
+        Self::on(TestDb::create_on(server_url).await?, connector).await
     }
 
     /// A fresh database and prefix, and a worker on the real `whatsapp` connector connected to
@@ -241,6 +261,11 @@ impl Stack {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Whether the in-process worker is still running (it has not exited on its own).
+    pub fn worker_running(&self) -> bool {
+        self.worker.as_ref().is_some_and(|(_, h)| !h.is_finished())
     }
 
     /// Stop the worker and wait for it to exit.

@@ -3,6 +3,7 @@
 mod auth;
 mod compat;
 mod direct_route;
+mod faults;
 mod network;
 mod ops;
 mod owner;
