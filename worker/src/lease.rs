@@ -49,9 +49,10 @@ const TAKE: &str = "update worker_lease set epoch = epoch + 1, holder = $2,
          expires_at = now() + make_interval(secs => $3)
      where name = $1 returning epoch";
 
-/// Keep it: only while the epoch is still ours.
+/// Keep it: only while the epoch is still ours, and never once released (a renewal already
+/// in flight when the lease is given up must not take it back).
 const RENEW: &str = "update worker_lease set expires_at = now() + make_interval(secs => $3)
-     where name = $1 and epoch = $2 returning 1";
+     where name = $1 and epoch = $2 and expires_at <> '-infinity' returning 1";
 
 /// Give it up at a clean stop, so a standby takes over at once.
 const RELEASE: &str = "update worker_lease set expires_at = '-infinity'

@@ -129,11 +129,12 @@ async fn start_and_serve(
             () = stop_serving.cancelled() => {}
         }
     });
+    // Only while serving: a drain that NATS cannot confirm is the drain's to bound.
     give_up_without_nats(
         nats.clone(),
         lease.clone(),
         startup.clone(),
-        services.clone(),
+        serving.token().clone(),
     );
     let served = serve(&config, &lease, nats, subjects, serving, &supervisor).await;
     if lease.lost().is_cancelled() {

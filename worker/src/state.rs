@@ -51,6 +51,7 @@ impl AppState {
             grants: grants.clone(),
             targets: Targets::default(),
             lease: None,
+            handling: Default::default(),
         };
         Self {
             db,

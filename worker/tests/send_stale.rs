@@ -68,6 +68,19 @@ async fn abandoned_sends_are_settled_and_their_retry_answers_at_once() {
         "transmitting",
         "a send within its budget may still be in flight"
     );
+
+    // But no call in this worker handles it, and only this worker sends: a retry of it
+    // settles it at once rather than waiting out the budget.
+    let started = Instant::now();
+    let again = send_text(&h, &grant, &req("fresh")).await.expect("replay");
+    assert_eq!(
+        (again.state, again.duplicate),
+        (SendState::OutcomeUnknown, true)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a key nobody handles was waited for"
+    );
     h.finish().await;
 }
 

@@ -143,23 +143,26 @@ const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, stat
 /// (after which the call journals some outcome) and a margin for the journal write itself.
 pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(65);
 
-/// Settle abandoned sends: in flight past [`STALE_AFTER`] → `outcome_unknown` (it may have
-/// left; it never transmits again). `$1` the age in seconds; `$2`/`$3` one key, or null for all.
+/// Settle abandoned sends: in flight past an age (`$1`, seconds) → `outcome_unknown` (it may
+/// have left; it never transmits again); `$2`/`$3` one key, or null for all.
 const SETTLE_STALE: &str = "update send_journal set state = 'outcome_unknown', updated_at = now()
      where state in ('reserved', 'transmitting')
-       and updated_at < now() - make_interval(secs => $1)
+       and updated_at <= now() - make_interval(secs => $1)
        and ($2::text is null or (connection_id = $2 and request_id = $3))";
 
-/// Settle the abandoned sends ([`SETTLE_STALE`]): every one, or only `key`'s. The count.
+/// Settle the abandoned sends ([`SETTLE_STALE`]) in flight for longer than `older_than`
+/// ([`STALE_AFTER`] for the sweep; zero for a key known abandoned): every one, or only `key`'s.
+/// A row that reached a final state meanwhile is left as it is. The count.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.settle_stale"))]
 pub async fn settle_stale(
     db: &impl GenericClient,
     key: Option<(&str, &str)>,
+    older_than: std::time::Duration,
 ) -> anyhow::Result<u64> {
     let stmt = db.prepare_cached(SETTLE_STALE).await?;
     let (c, r) = key.unzip();
     Ok(db
-        .execute(&stmt, &[&STALE_AFTER.as_secs_f64(), &c, &r])
+        .execute(&stmt, &[&older_than.as_secs_f64(), &c, &r])
         .await?)
 }
 

@@ -16,6 +16,7 @@
 
 mod fast;
 pub mod gates;
+pub mod handling;
 pub mod identity;
 pub mod journal;
 pub mod media;
@@ -71,6 +72,8 @@ pub struct Sender {
     /// that lost it (paused past its expiry, say) transmits nothing. `None` outside a serving
     /// worker (tests that build the state themselves).
     pub lease: Option<crate::lease::Held>,
+    /// The keys calls in this process are handling (a retry settles an abandoned one at once).
+    pub handling: handling::Handling,
 }
 
 /// What a send tool asks for, before its bytes are fetched.
@@ -167,6 +170,8 @@ pub async fn serve(
             return Err(e);
         }
     };
+    // Held until this call's outcome is journaled: a retry meanwhile waits for it.
+    let _handled = grant.map(|g| state.handling.enter(&g.connection_id, &req.request_id));
     let db = state.db.get().await.context(CONTEXT)?;
     if let Payload::Text(text) = &req.payload
         && let Some(guess) = fast::RememberedSend::of(state, grant, &req)
@@ -356,10 +361,12 @@ async fn replay(
     let deadline = tokio::time::Instant::now() + WAIT_FOR_OTHER;
     let mut pause = Duration::from_millis(5);
     while !entry.state.is_final() {
-        if entry.stale {
-            // Abandoned by the call that reserved it: settle it now rather than wait.
+        let abandoned = state.handling.others(r.connection_id, r.request_id) == 0;
+        if entry.stale || abandoned {
+            // Abandoned by the call that reserved it (no call here handles it, and only this
+            // worker transmits; or past the connector's budget): settle it now, don't wait.
             let db = state.db.get().await.context(CONTEXT)?;
-            journal::settle_stale(&db, Some((r.connection_id, r.request_id)))
+            journal::settle_stale(&db, Some((r.connection_id, r.request_id)), Duration::ZERO)
                 .await
                 .context(CONTEXT)?;
             entry = journal::get(&db, r.connection_id, r.request_id)

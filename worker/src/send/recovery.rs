@@ -93,5 +93,5 @@ async fn sweep_until(pool: Pool, stop: CancellationToken) -> anyhow::Result<()> 
 /// One sweep: abandoned sends → `outcome_unknown`. The count.
 pub async fn sweep(pool: &Pool) -> anyhow::Result<u64> {
     let db = pool.get().await?;
-    journal::settle_stale(&db, None).await
+    journal::settle_stale(&db, None, journal::STALE_AFTER).await
 }

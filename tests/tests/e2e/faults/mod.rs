@@ -274,10 +274,11 @@ pub(crate) async fn check_load(
             "{key} is journaled failed but was transmitted"
         );
     }
-    // A retry answers from the journal; a key the fault left `transmitting` (its call could
-    // journal no outcome) is still "in flight" to a retry until the stale sweep settles it
-    // (`journal::STALE_AFTER`, 65 s after its reservation), so its retry is cut off by its
-    // deadline instead: counted and reported, and never transmitted again.
+    // A retry answers from the journal. A key the fault left `transmitting` (its call could
+    // journal no outcome) is settled `outcome_unknown` by its retry at once, since no call in
+    // the worker handles it any more (`send::handling`); only a key whose first call is still
+    // under way (waiting for a pooled connection, say) keeps its retry waiting, which its
+    // deadline may cut off: counted and reported, and never transmitted again.
     let answered_before: HashMap<&str, SendState> = answers
         .iter()
         .filter_map(|a| Some((a.key.as_str(), a.result.as_ref().ok()?.state)))
