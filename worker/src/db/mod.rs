@@ -71,12 +71,19 @@ pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(15);
 /// without one).
 pub const STATEMENT_TIMEOUT: &str = "30s";
 
+/// How often a session's server checks, during a statement, that the worker is still there
+/// (PostgreSQL 14 or later). A killed worker's statement waiting for a lock is then cancelled
+/// instead of running — and committing — after its death (a reservation nobody will
+/// transmit, an outcome nobody answered).
+const CLIENT_CHECK: &str = "1s";
+
 /// Build a pool for `url`. It does not connect yet: connections open on first use, so the worker
 /// starts while Postgres is still coming up. Every call is bounded in time (the constants above;
 /// a URL can set its own `connect_timeout`, `tcp_user_timeout` and `statement_timeout`), so a
 /// Postgres that stops answering fails calls instead of hanging them. Every session commits
 /// synchronously whatever the server's default (a send's reservation must be durable before it is
-/// transmitted) and turns off parallel plans: on 2 cores the generic parallel plan of a prepared
+/// transmitted), stops a statement whose worker died ([`CLIENT_CHECK`]), and turns off
+/// parallel plans: on 2 cores the generic parallel plan of a prepared
 /// search is many times slower (DESIGN §11).
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
     build(url, size, "")
@@ -101,8 +108,10 @@ pub fn fenced_pool(url: &str, size: usize, name: &str, epoch: i64) -> anyhow::Re
 fn build(url: &str, size: usize, extra: &str) -> anyhow::Result<Pool> {
     let mut pg: tokio_postgres::Config = url.parse()?;
     let given = pg.get_options().unwrap_or_default().to_owned();
-    let mut options =
-        format!("{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on {extra}");
+    let mut options = format!(
+        "{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on \
+         -c client_connection_check_interval={CLIENT_CHECK} {extra}"
+    );
     if !given.contains("statement_timeout") {
         options.push_str(&format!(" -c statement_timeout={STATEMENT_TIMEOUT}"));
     }

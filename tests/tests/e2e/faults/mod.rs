@@ -4,6 +4,7 @@
 //! in-process on its own throwaway Postgres cluster, never the machine's server.
 
 mod inbound;
+mod killed_send;
 mod send_load;
 mod stalled_link;
 

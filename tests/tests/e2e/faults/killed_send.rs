@@ -1,0 +1,224 @@
+//! A worker SIGKILLed at a send's steps (#25 item 7), then started again: before the
+//! reservation commits, after the hand-over before WhatsApp's ack, and after the ack before the
+//! final state is journaled. Each step is held by something real — a row lock on the key
+//! counter or on the journal row, or the sim's delayed ack — while the worker, a child process
+//! (`ops::standby::worker_process`), is killed. Then the key is retried on a new worker: no key
+//! transmits twice, and the answer is what the journal says.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use wazap_shared::wire::send::SendState;
+use wazap_shared::wire::sim::ArmSendFault;
+
+use crate::send::Sending;
+
+/// The worker as a process of its own, serving the stack's database and prefix.
+async fn worker_process(s: &Sending) -> anyhow::Result<tokio::process::Child> {
+    let child = tokio::process::Command::new(std::env::current_exe()?)
+        .args(["--exact", "ops::standby::worker_process", "--ignored"])
+        .env_remove(wazap_worker::config::OWNER_PASSWORD)
+        .envs(s.stack.worker_env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s
+        .stack
+        .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
+        .await
+        .is_err()
+    {
+        anyhow::ensure!(Instant::now() < deadline, "the worker process never served");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(child)
+}
+
+/// Until some session waits for a lock (the send is held where the test wants it).
+async fn until_blocked(s: &Sending) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting: i64 = s
+            .stack
+            .pool
+            .get()
+            .await?
+            .query_one("select count(*) from pg_locks where not granted", &[])
+            .await?
+            .get(0);
+        if waiting > 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the send never reached the lock");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Until no session waits for a lock any more (the dead worker's statement was cancelled).
+async fn no_longer_waiting(s: &Sending) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting: i64 = s
+            .stack
+            .pool
+            .get()
+            .await?
+            .query_one("select count(*) from pg_locks where not granted", &[])
+            .await?
+            .get(0);
+        if waiting == 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the dead worker's statement still waits"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fire `send_message` for `key` in the background (the killed worker never answers it).
+fn fire(s: &Sending, key: &str) -> tokio::task::JoinHandle<()> {
+    let (nats, subjects, grant, chat, key) = (
+        s.stack.nats.clone(),
+        s.stack.subjects.clone(),
+        s.grant.clone(),
+        s.chat.clone(),
+        key.to_owned(),
+    );
+    tokio::spawn(async move {
+        let _ = wazap_shared::bus::call::<wazap_shared::wire::send::SendMessage>(
+            &nats,
+            &subjects,
+            Some(&grant),
+            &wazap_shared::wire::send::SendMessageRequest {
+                chat_id: chat,
+                request_id: key,
+                text: "killed".into(),
+            },
+            Some(Duration::from_secs(20)),
+        )
+        .await;
+    })
+}
+
+async fn journal_state(s: &Sending, key: &str) -> anyhow::Result<Option<String>> {
+    Ok(s.stack
+        .pool
+        .get()
+        .await?
+        .query_opt(
+            "select state from send_journal where request_id = $1",
+            &[&key],
+        )
+        .await?
+        .map(|r| r.get(0)))
+}
+
+#[tokio::test]
+async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::Result<()> {
+    let mut s = Sending::start().await?;
+    s.stack.stop_worker().await?;
+
+    // 1. Before the reservation commits: the key counter row is locked, the reservation waits.
+    let mut worker = worker_process(&s).await?;
+    let mut holder = s.stack.pool.get().await?;
+    let lock = holder.transaction().await?;
+    lock.execute(
+        "select 1 from send_journal_keys where connection_id = $1 for update",
+        &[&s.grant.connection_id],
+    )
+    .await?;
+    let call = fire(&s, "before-reserve");
+    until_blocked(&s).await?;
+    worker.start_kill()?;
+    worker.wait().await?;
+    // The dead worker's waiting statement is cancelled by its server (within the 1 s client
+    // check), so it cannot commit the reservation once the lock goes.
+    no_longer_waiting(&s).await?;
+    lock.rollback().await?;
+    drop(holder);
+    call.abort();
+    assert_eq!(journal_state(&s, "before-reserve").await?, None);
+
+    // 2. After the hand-over, before the ack: the sim acknowledges after 30 s.
+    let mut worker = worker_process(&s).await?;
+    s.arm(ArmSendFault {
+        ack_delay_ms: Some(30_000),
+        ..Default::default()
+    })
+    .await?;
+    let call = fire(&s, "before-ack");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.transmissions().await?.is_empty() {
+        anyhow::ensure!(Instant::now() < deadline, "never transmitted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.start_kill()?;
+    worker.wait().await?;
+    call.abort();
+    assert_eq!(
+        journal_state(&s, "before-ack").await?.as_deref(),
+        Some("transmitting")
+    );
+
+    // 3. After the ack, before the final state: the journal row is locked, `accepted` waits.
+    let mut worker = worker_process(&s).await?;
+    s.arm(ArmSendFault {
+        ack_delay_ms: Some(1_000),
+        ..Default::default()
+    })
+    .await?;
+    let mut holder = s.stack.pool.get().await?;
+    let lock = holder.transaction().await?;
+    let call = fire(&s, "before-final");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while journal_state(&s, "before-final").await?.is_none() {
+        anyhow::ensure!(Instant::now() < deadline, "never reserved");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    lock.execute(
+        "select 1 from send_journal where request_id = 'before-final' for update",
+        &[],
+    )
+    .await?;
+    until_blocked(&s).await?;
+    worker.start_kill()?;
+    worker.wait().await?;
+    no_longer_waiting(&s).await?;
+    lock.rollback().await?;
+    drop(holder);
+    call.abort();
+
+    // A new worker; every key retried.
+    s.stack.start_worker().await?;
+    let sent_before = s.transmissions().await?.len();
+    let fresh = s.text(&s.chat, "before-reserve", "killed").await?;
+    assert_eq!(
+        (fresh.state, fresh.duplicate),
+        (SendState::Accepted, false),
+        "a key whose reservation never committed is sent, once"
+    );
+    for key in ["before-ack", "before-final"] {
+        let again = s.text(&s.chat, key, "killed").await?;
+        assert!(again.duplicate, "{key} was sent again");
+        assert_eq!(
+            again.state,
+            SendState::OutcomeUnknown,
+            "{key}: it went out, its outcome was not journaled"
+        );
+    }
+    let transmitted = s.transmissions().await?;
+    assert_eq!(
+        transmitted.len(),
+        sent_before + 1,
+        "only the never-reserved key went out now"
+    );
+    let mut ids: Vec<_> = transmitted.iter().map(|t| t.wa_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), transmitted.len(), "a WhatsApp id went out twice");
+    Ok(())
+}
