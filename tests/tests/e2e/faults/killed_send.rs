@@ -222,3 +222,70 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
     assert_eq!(ids.len(), transmitted.len(), "a WhatsApp id went out twice");
     Ok(())
 }
+
+/// `kill -<signal> <pid>`.
+fn signal(child: &tokio::process::Child, signal: &str) -> anyhow::Result<()> {
+    let pid = child
+        .id()
+        .ok_or_else(|| anyhow::anyhow!("the worker has exited"))?;
+    let status = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()?;
+    anyhow::ensure!(status.success(), "kill -{signal} failed");
+    Ok(())
+}
+
+/// The worker is paused (SIGSTOP) with a send waiting for it, past the caller's deadline and
+/// its own lease's: the caller is told the outcome is unknown. Resumed (SIGCONT), the worker
+/// sees the deadline passed and transmits nothing; the retry returns the final state, `failed`.
+#[tokio::test]
+async fn a_worker_paused_past_the_deadline_transmits_nothing_when_it_resumes() -> anyhow::Result<()>
+{
+    let mut s = Sending::start().await?;
+    s.stack.stop_worker().await?;
+    let mut worker = worker_process(&s).await?;
+
+    signal(&worker, "STOP")?;
+    let cut = wazap_shared::bus::call::<wazap_shared::wire::send::SendMessage>(
+        &s.stack.nats,
+        &s.stack.subjects,
+        Some(&s.grant),
+        &wazap_shared::wire::send::SendMessageRequest {
+            chat_id: s.chat.clone(),
+            request_id: "paused".into(),
+            text: "still there?".into(),
+        },
+        Some(Duration::from_secs(2)),
+    )
+    .await;
+    let code = cut.expect_err("nobody answered in time").code;
+    assert_eq!(code, wazap_shared::ErrorCode::SendOutcomeUnknown);
+    // Past the lease's TTL too (nobody took it over: the worker renews it when it resumes).
+    tokio::time::sleep(wazap_worker::lease::TTL).await;
+    signal(&worker, "CONT")?;
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let retried = loop {
+        match s.text(&s.chat, "paused", "still there?").await {
+            Ok(r) => break r,
+            Err(e) => {
+                anyhow::ensure!(Instant::now() < deadline, "no answer after SIGCONT: {e:?}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert_eq!(
+        (retried.state, retried.duplicate),
+        (SendState::Failed, true),
+        "the paused request was journaled failed, not sent"
+    );
+    assert!(
+        s.transmissions().await?.is_empty(),
+        "a send nobody waited for went out"
+    );
+    // The worker goes on serving under the same lease.
+    let next = s.text(&s.chat, "after-pause", "back").await?;
+    assert_eq!(next.state, SendState::Accepted);
+    worker.start_kill()?;
+    Ok(())
+}
