@@ -1,7 +1,9 @@
 //! Operations: one trace across gateway and worker, graceful shutdown with work in flight,
-//! a standby worker taking over a killed one, several gateways behaving as one, and the docker compose deployment's file.
+//! a standby worker taking over a killed one, several gateways behaving as one (also through a
+//! rolling restart), and the docker compose deployment's file.
 
 mod compose;
+mod rolling;
 mod scale;
 mod shutdown;
 mod standby;
