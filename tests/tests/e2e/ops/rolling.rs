@@ -96,10 +96,10 @@ async fn a_rolling_restart_of_three_gateways_loses_and_repeats_no_send() -> anyh
     // leaves the rotation 200 ms later, as a proxy's health check notices — calls sent to it
     // meanwhile are refused and retried.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    for i in 0..3 {
+    for slot in &mut gateways {
         let fresh = s.stack.gateway(ROOM).await?;
-        let old = std::mem::replace(&mut gateways[i], fresh);
-        rotation.lock().expect("rotation").push(gateways[i].url(""));
+        let old = std::mem::replace(slot, fresh);
+        rotation.lock().expect("rotation").push(slot.url(""));
         let old_url = old.url("");
         let stopping = tokio::spawn(old.stop());
         tokio::time::sleep(Duration::from_millis(200)).await;
