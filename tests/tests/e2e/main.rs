@@ -5,7 +5,7 @@ mod compat;
 mod direct_route;
 mod faults;
 mod network;
-mod ops;
+pub(crate) mod ops;
 mod owner;
 mod reading;
 mod scope;

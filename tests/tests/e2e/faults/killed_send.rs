@@ -5,7 +5,6 @@
 //! (`ops::standby::worker_process`), is killed. Then the key is retried on a new worker: no key
 //! transmits twice, and the answer is what the journal says.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use wazap_shared::wire::send::SendState;
@@ -15,14 +14,7 @@ use crate::send::Sending;
 
 /// The worker as a process of its own, serving the stack's database and prefix.
 async fn worker_process(s: &Sending) -> anyhow::Result<tokio::process::Child> {
-    let child = tokio::process::Command::new(std::env::current_exe()?)
-        .args(["--exact", "ops::standby::worker_process", "--ignored"])
-        .env_remove(wazap_worker::config::OWNER_PASSWORD)
-        .envs(s.stack.worker_env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
+    let child = crate::ops::standby::spawn_worker(&s.stack)?;
     let deadline = Instant::now() + Duration::from_secs(30);
     while s
         .stack
@@ -36,11 +28,12 @@ async fn worker_process(s: &Sending) -> anyhow::Result<tokio::process::Child> {
     Ok(child)
 }
 
-/// Until some session waits for a lock (the send is held where the test wants it).
-async fn until_blocked(s: &Sending) -> anyhow::Result<()> {
+/// Until some session waits for a lock (`waiting`: the send is held where the test wants it),
+/// or until none does (the dead worker's statement was cancelled).
+async fn until_lock_waits(s: &Sending, waiting: bool) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let waiting: i64 = s
+        let waiters: i64 = s
             .stack
             .pool
             .get()
@@ -48,34 +41,14 @@ async fn until_blocked(s: &Sending) -> anyhow::Result<()> {
             .query_one("select count(*) from pg_locks where not granted", &[])
             .await?
             .get(0);
-        if waiting > 0 {
-            return Ok(());
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the send never reached the lock");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Until no session waits for a lock any more (the dead worker's statement was cancelled).
-async fn no_longer_waiting(s: &Sending) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let waiting: i64 = s
-            .stack
-            .pool
-            .get()
-            .await?
-            .query_one("select count(*) from pg_locks where not granted", &[])
-            .await?
-            .get(0);
-        if waiting == 0 {
+        if (waiters > 0) == waiting {
             return Ok(());
         }
         anyhow::ensure!(
             Instant::now() < deadline,
-            "the dead worker's statement still waits"
+            "lock waits never became {waiting} (a dead worker's statement still waits?)"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -132,12 +105,12 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
     )
     .await?;
     let call = fire(&s, "before-reserve");
-    until_blocked(&s).await?;
+    until_lock_waits(&s, true).await?;
     worker.start_kill()?;
     worker.wait().await?;
     // The dead worker's waiting statement is cancelled by its server (within the 1 s client
     // check), so it cannot commit the reservation once the lock goes.
-    no_longer_waiting(&s).await?;
+    until_lock_waits(&s, false).await?;
     lock.rollback().await?;
     drop(holder);
     call.abort();
@@ -184,10 +157,10 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
         &[],
     )
     .await?;
-    until_blocked(&s).await?;
+    until_lock_waits(&s, true).await?;
     worker.start_kill()?;
     worker.wait().await?;
-    no_longer_waiting(&s).await?;
+    until_lock_waits(&s, false).await?;
     lock.rollback().await?;
     drop(holder);
     call.abort();

@@ -88,6 +88,27 @@ pub(crate) async fn transmitted_once(
 }
 
 /// Until `ready` answers true, polling every 100 ms for at most `within`; how long it took.
+/// How long until a send is accepted again after a fault (fresh `probe-N` keys), at most 15 s.
+pub(crate) async fn until_accepted_again(
+    stack: &Arc<Stack>,
+    grant: &VerifiedGrant,
+    chat: &str,
+) -> anyhow::Result<Duration> {
+    let mut probe = 0;
+    until(Duration::from_secs(15), || {
+        probe += 1;
+        let key = format!("probe-{probe}");
+        let (stack, grant, chat) = (stack.clone(), grant.clone(), chat.to_owned());
+        async move {
+            matches!(
+                send(&stack, &grant, &chat, &key, Duration::from_secs(3)).await,
+                Ok(r) if r.state == SendState::Accepted
+            )
+        }
+    })
+    .await
+}
+
 pub(crate) async fn until<F, Fut>(within: Duration, mut ready: F) -> anyhow::Result<Duration>
 where
     F: FnMut() -> Fut,

@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wazap_shared::wire::grants::SendMode;
-use wazap_shared::wire::send::SendState;
 use wazap_tests::Stack;
 use wazap_tests::fault::PgCluster;
 use wazap_worker::config::ConnectorKind;
 
-use super::{Load, check_load, send, until};
+use super::{Load, check_load, until_accepted_again};
 use crate::send::{connection_with_token, contact};
 
 #[tokio::test]
@@ -37,19 +36,7 @@ async fn a_postgres_crash_under_send_load_loses_no_answer_and_sends_nothing_twic
     pg.start_again().await?;
 
     // Recovered without a restart: a send is accepted again.
-    let mut probe = 0;
-    let took = until(Duration::from_secs(15), || {
-        probe += 1;
-        let key = format!("probe-{probe}");
-        let (stack, grant, chat) = (stack.clone(), grant.clone(), chat.clone());
-        async move {
-            matches!(
-                send(&stack, &grant, &chat, &key, Duration::from_secs(3)).await,
-                Ok(r) if r.state == SendState::Accepted
-            )
-        }
-    })
-    .await?;
+    let took = until_accepted_again(&stack, &grant, &chat).await?;
     println!("sends accepted again {took:?} after Postgres started");
     tokio::time::sleep(Duration::from_secs(1)).await;
     let answers = load.finish().await?;

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wazap_shared::wire::grants::SendMode;
-use wazap_shared::wire::send::SendState;
 use wazap_tests::Stack;
 use wazap_tests::fault::{PgCluster, Proxy};
 use wazap_worker::config::ConnectorKind;
 
-use super::{Load, check_load, send, until};
+use super::{Load, check_load, until_accepted_again};
 use crate::send::{connection_with_token, contact};
 
 /// Each load call's deadline.
@@ -38,19 +37,7 @@ async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow
     assert!(stack.worker_running(), "the worker exited during the stall");
     proxy.pass();
 
-    let mut probe = 0;
-    let took = until(Duration::from_secs(15), || {
-        probe += 1;
-        let key = format!("probe-{probe}");
-        let (stack, grant, chat) = (stack.clone(), grant.clone(), chat.clone());
-        async move {
-            matches!(
-                send(&stack, &grant, &chat, &key, Duration::from_secs(3)).await,
-                Ok(r) if r.state == SendState::Accepted
-            )
-        }
-    })
-    .await?;
+    let took = until_accepted_again(&stack, &grant, &chat).await?;
     println!("sends accepted again {took:?} after the link passed");
     tokio::time::sleep(Duration::from_secs(1)).await;
     let answers = load.finish().await?;

@@ -6,5 +6,5 @@ mod compose;
 mod rolling;
 mod scale;
 mod shutdown;
-mod standby;
+pub(crate) mod standby;
 mod trace;

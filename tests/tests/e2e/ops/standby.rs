@@ -25,6 +25,18 @@ async fn worker_process() -> anyhow::Result<()> {
     wazap_worker::run(config, CancellationToken::new()).await
 }
 
+/// This test binary re-run as `stack`'s worker ([`worker_process`]), killed on drop.
+pub(crate) fn spawn_worker(stack: &wazap_tests::Stack) -> anyhow::Result<tokio::process::Child> {
+    Ok(tokio::process::Command::new(std::env::current_exe()?)
+        .args(["--exact", "ops::standby::worker_process", "--ignored"])
+        .env_remove(wazap_worker::config::OWNER_PASSWORD)
+        .envs(stack.worker_env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?)
+}
+
 /// The lease row: (epoch, holder).
 async fn lease(s: &Sending) -> anyhow::Result<(i64, String)> {
     let row = s
@@ -104,14 +116,7 @@ async fn a_standby_takes_over_a_killed_worker_within_10_s_and_nothing_repeats() 
     // The holder becomes a process of its own; the in-process worker gives the lease up.
     s.stack.stop_worker().await?;
     let (before, _) = lease(&s).await?;
-    let mut holder = tokio::process::Command::new(std::env::current_exe()?)
-        .args(["--exact", "ops::standby::worker_process", "--ignored"])
-        .env_remove(wazap_worker::config::OWNER_PASSWORD)
-        .envs(s.stack.worker_env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut holder = spawn_worker(&s.stack)?;
     let held = served_after(&s, before, Duration::from_secs(30)).await?;
 
     // The standby: the same configuration, in this process.
