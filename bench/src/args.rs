@@ -11,7 +11,9 @@ pub(crate) const USAGE: &str =
   --out FILE     where the JSON figures go (default bench-results.json)
   --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
   --only LIST    run only these phases after the ingest, comma-separated from
-                 reads, search, wait, send (default: all); `ingest` alone: only the ingest
+                 reads, search, wait, send (default: all), faults (only when named:
+                 takeover, Postgres restart, gateway rolling restart); `ingest` alone: only
+                 the ingest
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -28,7 +30,7 @@ pub(crate) struct Args {
 }
 
 /// The phases `--only` may name.
-const PHASES: [&str; 5] = ["ingest", "reads", "search", "wait", "send"];
+const PHASES: [&str; 6] = ["ingest", "reads", "search", "wait", "send", "faults"];
 
 impl Args {
     /// Parse `argv` (without the program name).
@@ -73,8 +75,13 @@ impl Args {
         Ok(a)
     }
 
-    /// Whether `phase` runs.
+    /// Whether `phase` runs (`faults` only when named).
     pub(crate) fn runs(&self, phase: &str) -> bool {
-        self.only.is_empty() || self.only.iter().any(|p| p == phase)
+        (self.only.is_empty() && phase != "faults") || self.only.iter().any(|p| p == phase)
+    }
+
+    /// Whether only the `faults` phase was asked for (it needs no archive of its own).
+    pub(crate) fn only_faults(&self) -> bool {
+        self.only.iter().all(|p| p == "faults") && !self.only.is_empty()
     }
 }

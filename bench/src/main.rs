@@ -8,6 +8,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod args;
 mod dataset;
+mod faults;
 mod ingest;
 mod latency;
 mod raw_mcp;
@@ -33,6 +34,21 @@ async fn main() -> anyhow::Result<()> {
     };
     // JSON logs on stderr with `TEST_LOG=1` (and `RUST_LOG`), as in the tests.
     wazap_tests::init_logs();
+    if std::env::var_os(faults::WORKER_ROLE).is_some() {
+        // The holder the `faults` phase kills: a worker of the stack named in the environment.
+        let config = wazap_worker::Config::from_source(&wazap_shared::config::Env)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        return wazap_worker::run(config, tokio_util::sync::CancellationToken::new()).await;
+    }
+    if args.runs("faults") {
+        let figures = faults::run().await?;
+        figures.print();
+        if args.only_faults() {
+            std::fs::write(&args.out, serde_json::to_vec_pretty(&figures.to_json())?)?;
+            eprintln!("wazap-bench: wrote {}", args.out);
+            return Ok(());
+        }
+    }
     let mut db = TestDb::create().await?;
     if args.keep {
         db.keep();
