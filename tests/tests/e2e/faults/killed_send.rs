@@ -236,6 +236,15 @@ async fn a_worker_paused_past_the_deadline_transmits_nothing_when_it_resumes() -
     // Past the lease's TTL too (nobody took it over: the worker renews it when it resumes).
     tokio::time::sleep(wazap_worker::lease::TTL).await;
     signal(&worker, "CONT")?;
+    // The request that waited is taken up first, and journaled `failed` (its caller is gone).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while journal_state(&s, "paused").await?.is_none() {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the waiting request was never taken up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     let deadline = Instant::now() + Duration::from_secs(15);
     let retried = loop {
