@@ -5,12 +5,13 @@
 //! Services: `WAZAP_TEST_DATABASE_URL` (default the machine's Postgres) and `WAZAP_TEST_NATS_URL`
 //! (default `nats://127.0.0.1:4222`; `scripts/test` starts a JetStream-capable server).
 
+mod db;
 pub mod fault;
 pub mod fixtures;
+mod gateway;
 pub mod mcp;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -24,6 +25,8 @@ use wazap_shared::wire::sim::SimAck;
 use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
 
+pub use db::TestDb;
+pub use gateway::{Gateway, post_raw, tools_call_body};
 pub use mcp::{Mcp, ToolOutcome};
 
 /// The Postgres server tests create their databases on.
@@ -48,74 +51,6 @@ pub fn random_hex(bytes: usize) -> String {
 pub fn init_logs() {
     if std::env::var_os("TEST_LOG").is_some() {
         wazap_shared::telemetry::init("wazap-tests");
-    }
-}
-
-/// A database made for one test; dropped (forcibly) when the value is dropped.
-pub struct TestDb {
-    /// Its URL.
-    pub url: String,
-    name: String,
-    /// The server it was made on (where it is dropped from).
-    server: String,
-    keep: bool,
-}
-
-impl TestDb {
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Create an empty database with a random name.
-    pub async fn create() -> anyhow::Result<Self> {
-        Self::create_on(&database_server_url()).await
-    }
-
-    /// Create an empty database with a random name on the server at `server_url` (a
-    /// throwaway cluster, say).
-    pub async fn create_on(server_url: &str) -> anyhow::Result<Self> {
-        let name = format!("wazap_t_{}", random_hex(8));
-        let url = wazap_worker::db::create_database(server_url, &name).await?;
-        Ok(Self {
-            url,
-            name,
-            server: server_url.to_owned(),
-            keep: false,
-        })
-    }
-
-    /// Keep the database when this value is dropped (the benchmark's `--keep`).
-    pub fn keep(&mut self) {
-        self.keep = true;
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if self.keep {
-            return;
-        }
-        let admin = self.server.clone();
-        let name = self.name.clone();
-        // Drop runs outside any runtime guarantee: use a short-lived one on its own thread.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            rt.block_on(async move {
-                let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-                    .await
-                    .ok()?;
-                tokio::spawn(conn);
-                client
-                    .batch_execute(&format!("drop database if exists {name} with (force)"))
-                    .await
-                    .ok()
-            })
-        })
-        .join();
     }
 }
 
@@ -393,66 +328,6 @@ impl Drop for Stack {
     }
 }
 
-/// A gateway running in this process.
-pub struct Gateway {
-    /// Where it listens.
-    pub addr: SocketAddr,
-    /// Where listener B (owner dashboard and API) listens.
-    pub owner_addr: SocketAddr,
-    shutdown: CancellationToken,
-    handle: JoinHandle<anyhow::Result<()>>,
-}
-
-impl Gateway {
-    /// `http://127.0.0.1:<port>/mcp`.
-    pub fn mcp_url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
-    }
-
-    /// A URL on this gateway.
-    pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// A URL on listener B, e.g. `owner_url("/api/connections")`.
-    pub fn owner_url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.owner_addr)
-    }
-
-    /// Wait until `/readyz` answers 200.
-    pub async fn wait_ready(&self) -> anyhow::Result<()> {
-        let http = reqwest::Client::new();
-        for _ in 0..200 {
-            if let Ok(r) = http.get(self.url("/readyz")).send().await
-                && r.status() == 200
-            {
-                return Ok(());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        anyhow::bail!("gateway not ready")
-    }
-
-    /// An MCP client with `token`.
-    pub async fn mcp(&self, token: &str) -> anyhow::Result<Mcp> {
-        Mcp::connect(&self.mcp_url(), token).await
-    }
-
-    /// Stop it and wait for it to exit.
-    pub async fn stop(mut self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        let handle = std::mem::replace(&mut self.handle, tokio::spawn(async { Ok(()) }));
-        tokio::time::timeout(Duration::from_secs(15), handle).await???;
-        Ok(())
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
 impl Stack {
     /// Inject one message through the sim's live path; returns its `message_id`.
     pub async fn inject(
@@ -511,38 +386,4 @@ impl Stack {
         self.pool.get().await?.batch_execute(statement).await?;
         Ok(())
     }
-}
-
-/// POST `body` to `url` with `headers`; returns the status, headers and body as JSON (or
-/// `Value::Null` when the body is not JSON).
-pub async fn post_raw(
-    url: &str,
-    headers: &[(&str, &str)],
-    body: Vec<u8>,
-) -> anyhow::Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
-    let mut req = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = req.body(body).send().await?;
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let bytes = resp.bytes().await?;
-    Ok((
-        status,
-        headers,
-        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-    ))
-}
-
-/// A JSON-RPC `tools/call` body.
-pub fn tools_call_body(name: &str, args: serde_json::Value) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": name, "arguments": args}
-    }))
-    .expect("json")
 }

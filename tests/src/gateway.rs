@@ -1,0 +1,103 @@
+//! A gateway running in this process, and raw HTTP helpers for tests of the HTTP layer itself.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::Mcp;
+
+/// A gateway running in this process.
+pub struct Gateway {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Where listener B (owner dashboard and API) listens.
+    pub owner_addr: SocketAddr,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) handle: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Gateway {
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// A URL on this gateway.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// A URL on listener B, e.g. `owner_url("/api/connections")`.
+    pub fn owner_url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.owner_addr)
+    }
+
+    /// Wait until `/readyz` answers 200.
+    pub async fn wait_ready(&self) -> anyhow::Result<()> {
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if let Ok(r) = http.get(self.url("/readyz")).send().await
+                && r.status() == 200
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::bail!("gateway not ready")
+    }
+
+    /// An MCP client with `token`.
+    pub async fn mcp(&self, token: &str) -> anyhow::Result<Mcp> {
+        Mcp::connect(&self.mcp_url(), token).await
+    }
+
+    /// Stop it and wait for it to exit.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let handle = std::mem::replace(&mut self.handle, tokio::spawn(async { Ok(()) }));
+        tokio::time::timeout(Duration::from_secs(15), handle).await???;
+        Ok(())
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// POST `body` to `url` with `headers`; returns the status, headers and body as JSON (or
+/// `Value::Null` when the body is not JSON).
+pub async fn post_raw(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> anyhow::Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.body(body).send().await?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.bytes().await?;
+    Ok((
+        status,
+        headers,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// A JSON-RPC `tools/call` body.
+pub fn tools_call_body(name: &str, args: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": args}
+    }))
+    .expect("json")
+}
