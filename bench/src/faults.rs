@@ -14,13 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use wazap_shared::grant::ConnectionKind;
-use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::grants::SendMode;
 use wazap_tests::fault::PgCluster;
 use wazap_tests::fixtures::person;
 use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::grants::{PermissionEdit, set_send_permission};
 
 /// The variable that makes this binary run as a worker (the holder the takeover kills).
 pub(crate) const WORKER_ROLE: &str = "WAZAP_BENCH_WORKER";
@@ -55,24 +53,7 @@ async fn sending_stack(stack: Stack) -> anyhow::Result<(Stack, String, String)> 
         .into_iter()
         .next()
         .ok_or_else(|| anyhow::anyhow!("no chat id"))?;
-    let (id, token) = stack
-        .token_with(
-            ReadScope::all(),
-            ConnectionKind::Local,
-            Duration::from_secs(3600),
-        )
-        .await?;
-    set_send_permission(
-        &stack.pool,
-        PermissionEdit {
-            id,
-            revision: None,
-            mode: SendMode::All,
-            chats: vec![],
-            expected_send_revision: None,
-        },
-    )
-    .await?;
+    let (_, token) = stack.sending_connection(SendMode::All, vec![]).await?;
     Ok((stack, chat, token))
 }
 

@@ -275,6 +275,33 @@ impl Stack {
         Ok((row.id, token))
     }
 
+    /// A local AI connection reading everything, valid for an hour, with send permission
+    /// `mode` over `chats` (none when `SendMode::None`): `(connection_id, token)`.
+    pub async fn sending_connection(
+        &self,
+        mode: wazap_shared::wire::grants::SendMode,
+        chats: Vec<String>,
+    ) -> anyhow::Result<(String, String)> {
+        let (id, token) = self
+            .token_with(
+                ReadScope::all(),
+                wazap_shared::grant::ConnectionKind::Local,
+                Duration::from_secs(3600),
+            )
+            .await?;
+        if mode != wazap_shared::wire::grants::SendMode::None {
+            let edit = wazap_worker::grants::PermissionEdit {
+                id: id.clone(),
+                revision: Some(0),
+                mode,
+                chats,
+                expected_send_revision: Some(0),
+            };
+            wazap_worker::grants::set_send_permission(&self.pool, edit).await?;
+        }
+        Ok((id, token))
+    }
+
     /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit);
     /// listener B (owner dashboard) also binds port 0, with `WAZAP_OWNER_ORIGIN` set to
     /// `http://127.0.0.1:<its port>` unless `vars` says otherwise.

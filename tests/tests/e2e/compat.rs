@@ -16,14 +16,12 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wazap_shared::grant::ConnectionKind;
 use wazap_shared::subjects::sim_op;
-use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::sim::{Transmissions, UpsertContact};
 use wazap_tests::fixtures::{minutes_ago, person, text};
 use wazap_tests::{Gateway, Stack};
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::grants::{PermissionEdit, set_send_permission};
 
 /// The text of the message every client must read back.
 const HELLO: &str = "hello from the compat check";
@@ -128,21 +126,7 @@ impl Fixture {
                 HELLO,
             ))
             .await?;
-        let (id, token) = stack
-            .token_with(
-                ReadScope::all(),
-                ConnectionKind::Local,
-                Duration::from_secs(3600),
-            )
-            .await?;
-        let edit = PermissionEdit {
-            id,
-            revision: Some(0),
-            mode: SendMode::All,
-            chats: vec![],
-            expected_send_revision: Some(0),
-        };
-        set_send_permission(&stack.pool, edit).await?;
+        let (_, token) = stack.sending_connection(SendMode::All, vec![]).await?;
         let gateway = stack.gateway(vars).await?;
         Ok(Self {
             stack,

@@ -2,19 +2,15 @@
 //! reach the worker's journal and the sim's transmission log, media bytes arrive through the
 //! object store, and the worker's codes come back with their HTTP statuses.
 
-use std::time::Duration;
-
 use base64::Engine as _;
 use serde_json::json;
-use wazap_shared::grant::ConnectionKind;
 use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::SyncState;
-use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::sim::{SetState, Transmissions, UpsertContact};
 use wazap_tests::fixtures::{ogg_opus, person};
 use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::grants::{PermissionEdit, set_send_permission};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -37,24 +33,7 @@ async fn transmissions(stack: &Stack) -> Transmissions {
 
 /// A connection with send permission `mode`; returns its token.
 async fn connection(stack: &Stack, mode: SendMode) -> anyhow::Result<String> {
-    let (id, token) = stack
-        .token_with(
-            ReadScope::all(),
-            ConnectionKind::Local,
-            Duration::from_secs(3600),
-        )
-        .await?;
-    if mode != SendMode::None {
-        let edit = PermissionEdit {
-            id,
-            revision: Some(0),
-            mode,
-            chats: vec![],
-            expected_send_revision: Some(0),
-        };
-        set_send_permission(&stack.pool, edit).await?;
-    }
-    Ok(token)
+    Ok(stack.sending_connection(mode, vec![]).await?.1)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use wazap_shared::wire::send::SendState;
+use wazap_shared::RpcError;
+use wazap_shared::wire::send::{SendResult, SendState};
 use wazap_shared::wire::sim::ArmSendFault;
 
 use crate::send::Sending;
@@ -52,29 +53,20 @@ async fn until_lock_waits(s: &Sending, waiting: bool) -> anyhow::Result<()> {
     }
 }
 
+/// Once the worker's statement waits on the test's lock, SIGKILL the worker, and wait until its
+/// server has cancelled that statement (the 1 s client check), so it cannot commit once the
+/// lock goes.
+async fn kill_while_held(s: &Sending, worker: &mut tokio::process::Child) -> anyhow::Result<()> {
+    until_lock_waits(s, true).await?;
+    worker.start_kill()?;
+    worker.wait().await?;
+    until_lock_waits(s, false).await
+}
+
 /// Fire `send_message` for `key` in the background (the killed worker never answers it).
-fn fire(s: &Sending, key: &str) -> tokio::task::JoinHandle<()> {
-    let (nats, subjects, grant, chat, key) = (
-        s.stack.nats.clone(),
-        s.stack.subjects.clone(),
-        s.grant.clone(),
-        s.chat.clone(),
-        key.to_owned(),
-    );
-    tokio::spawn(async move {
-        let _ = wazap_shared::bus::call::<wazap_shared::wire::send::SendMessage>(
-            &nats,
-            &subjects,
-            Some(&grant),
-            &wazap_shared::wire::send::SendMessageRequest {
-                chat_id: chat,
-                request_id: key,
-                text: "killed".into(),
-            },
-            Some(Duration::from_secs(20)),
-        )
-        .await;
-    })
+fn fire(s: &Sending, key: &str) -> tokio::task::JoinHandle<Result<SendResult, RpcError>> {
+    let deadline = Some(Duration::from_secs(20));
+    crate::send::spawn_send(&s.stack, &s.grant, &s.chat, key, "killed", deadline)
 }
 
 async fn journal_state(s: &Sending, key: &str) -> anyhow::Result<Option<String>> {
@@ -105,12 +97,7 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
     )
     .await?;
     let call = fire(&s, "before-reserve");
-    until_lock_waits(&s, true).await?;
-    worker.start_kill()?;
-    worker.wait().await?;
-    // The dead worker's waiting statement is cancelled by its server (within the 1 s client
-    // check), so it cannot commit the reservation once the lock goes.
-    until_lock_waits(&s, false).await?;
+    kill_while_held(&s, &mut worker).await?;
     lock.rollback().await?;
     drop(holder);
     call.abort();
@@ -157,10 +144,7 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
         &[],
     )
     .await?;
-    until_lock_waits(&s, true).await?;
-    worker.start_kill()?;
-    worker.wait().await?;
-    until_lock_waits(&s, false).await?;
+    kill_while_held(&s, &mut worker).await?;
     lock.rollback().await?;
     drop(holder);
     call.abort();

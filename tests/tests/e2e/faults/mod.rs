@@ -14,9 +14,8 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use wazap_shared::bus;
 use wazap_shared::grant::VerifiedGrant;
-use wazap_shared::wire::send::{SendMessage, SendMessageRequest, SendResult, SendState};
+use wazap_shared::wire::send::{SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
 use wazap_tests::Stack;
 
@@ -26,7 +25,7 @@ const RETRY_DEADLINE: Duration = Duration::from_secs(8);
 /// The text every load send carries (the same for a key's retries).
 pub(crate) const LOAD_TEXT: &str = "load";
 
-/// One `send_message` through NATS as the gateway forwards it, within `deadline`.
+/// One load `send_message` through NATS as the gateway forwards it, within `deadline`.
 pub(crate) async fn send(
     stack: &Stack,
     grant: &VerifiedGrant,
@@ -34,18 +33,7 @@ pub(crate) async fn send(
     key: &str,
     deadline: Duration,
 ) -> Result<SendResult, RpcError> {
-    bus::call::<SendMessage>(
-        &stack.nats,
-        &stack.subjects,
-        Some(grant),
-        &SendMessageRequest {
-            chat_id: chat.into(),
-            request_id: key.into(),
-            text: LOAD_TEXT.into(),
-        },
-        Some(deadline),
-    )
-    .await
+    crate::send::send_text_within(stack, grant, chat, key, LOAD_TEXT, Some(deadline)).await
 }
 
 /// A journal row: state and WhatsApp id, by request id.

@@ -162,25 +162,17 @@ async fn a_standby_takes_over_a_killed_worker_within_10_s_and_nothing_repeats() 
     .await?;
     let in_flight: Vec<_> = (0..4)
         .map(|i| {
-            let nats = s.stack.nats.clone();
-            let subjects = s.stack.subjects.clone();
-            let grant = s.grant.clone();
-            let chat = s.chat.clone();
-            tokio::spawn(async move {
-                bus::call::<wazap_shared::wire::send::SendMessage>(
-                    &nats,
-                    &subjects,
-                    Some(&grant),
-                    &wazap_shared::wire::send::SendMessageRequest {
-                        chat_id: chat,
-                        request_id: format!("during-{i}"),
-                        text: "around the kill".into(),
-                    },
-                    // A call the killed worker took is never answered: give up after 8 s.
-                    Some(Duration::from_secs(8)),
-                )
-                .await
-            })
+            // A call the killed worker took is never answered: give up after 8 s.
+            let deadline = Some(Duration::from_secs(8));
+            let key = format!("during-{i}");
+            crate::send::spawn_send(
+                &s.stack,
+                &s.grant,
+                &s.chat,
+                &key,
+                "around the kill",
+                deadline,
+            )
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use wazap_shared::RpcError;
 use wazap_shared::bus;
-use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::sim_op;
-use wazap_shared::wire::grants::{ReadScope, SendMode};
+use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::read::{ReadMessages, ReadMessagesRequest, ReadMessagesResponse};
 use wazap_shared::wire::send::{
     GetSendStatus, GetSendStatusRequest, SendMessage, SendMessageRequest, SendResult,
@@ -28,7 +28,6 @@ use wazap_shared::wire::sim::{ArmSendFault, SimTransmission, Transmissions, Upse
 use wazap_tests::Stack;
 use wazap_tests::fixtures::person;
 use wazap_worker::config::ConnectorKind;
-use wazap_worker::grants::{PermissionEdit, set_send_permission};
 
 /// A sim worker with two contacts and a connection allowed to send to all chats.
 pub(crate) struct Sending {
@@ -123,26 +122,7 @@ pub(crate) async fn connection_with_token(
     mode: SendMode,
     chats: Vec<String>,
 ) -> anyhow::Result<(VerifiedGrant, String)> {
-    let (id, token) = stack
-        .token_with(
-            ReadScope::all(),
-            ConnectionKind::Local,
-            Duration::from_secs(3600),
-        )
-        .await?;
-    if mode != SendMode::None {
-        set_send_permission(
-            &stack.pool,
-            PermissionEdit {
-                id: id.clone(),
-                revision: Some(0),
-                mode,
-                chats,
-                expected_send_revision: Some(0),
-            },
-        )
-        .await?;
-    }
+    let (id, token) = stack.sending_connection(mode, chats).await?;
     Ok((
         VerifiedGrant {
             connection_id: id,
@@ -160,6 +140,40 @@ pub(crate) async fn send_text(
     key: &str,
     text: &str,
 ) -> Result<SendResult, RpcError> {
+    send_text_within(stack, grant, chat, key, text, None).await
+}
+
+/// [`send_text_within`] in a task of its own (for a call the test may abandon, one whose worker
+/// is killed, say).
+pub(crate) fn spawn_send(
+    stack: &Stack,
+    grant: &VerifiedGrant,
+    chat: &str,
+    key: &str,
+    text: &str,
+    deadline: Option<Duration>,
+) -> tokio::task::JoinHandle<Result<SendResult, RpcError>> {
+    let (nats, subjects, grant) = (stack.nats.clone(), stack.subjects.clone(), grant.clone());
+    let req = SendMessageRequest {
+        chat_id: chat.into(),
+        request_id: key.into(),
+        text: text.into(),
+    };
+    tokio::spawn(async move {
+        bus::call::<SendMessage>(&nats, &subjects, Some(&grant), &req, deadline).await
+    })
+}
+
+/// `send_message` through NATS as the gateway forwards it, within `deadline` (the op's own
+/// when `None`).
+pub(crate) async fn send_text_within(
+    stack: &Stack,
+    grant: &VerifiedGrant,
+    chat: &str,
+    key: &str,
+    text: &str,
+    deadline: Option<Duration>,
+) -> Result<SendResult, RpcError> {
     bus::call::<SendMessage>(
         &stack.nats,
         &stack.subjects,
@@ -169,7 +183,7 @@ pub(crate) async fn send_text(
             request_id: key.into(),
             text: text.into(),
         },
-        None,
+        deadline,
     )
     .await
 }
