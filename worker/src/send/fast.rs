@@ -96,7 +96,11 @@ impl RememberedSend {
                 tracing::debug!(connection.id = %connection_id, "send guess refused; taking the ordinary path");
                 Ok(None)
             }
-            Err(e) => Err(Error::internal(CONTEXT, e)),
+            Err(e) => {
+                let statement = (GUARDED_RESERVE.as_str(), params.as_slice());
+                let reserved = super::unreserved(state, &r, e.into(), statement).await?;
+                Ok(Some((plan, reserved)))
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ mod transmit;
 
 use std::time::Duration;
 
+use tokio_postgres::types::ToSql;
 use wazap_shared::ErrorCode;
 use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
@@ -34,7 +35,7 @@ use wazap_shared::wire::send::{MediaKind, MediaRef, SendResult};
 
 use self::identity::allocate_wa_id;
 pub use self::identity::digest;
-use self::journal::{Entry, Reservation};
+use self::journal::{Entry, Reservation, Reserved};
 use crate::archive::Archive;
 use crate::connector::DynConnector;
 use crate::connector::outbound::OutboundContent;
@@ -297,29 +298,59 @@ async fn send(
             with_bytes(req.payload, data)
         }
     };
-    let reserved = match journal::reserve(&db, &r, Some(content.outbox_text())).await {
+    let outbox = Some(content.outbox_text());
+    let reserved = match journal::reserve(&db, &r, outbox).await {
         Ok(reserved) => reserved,
-        Err(e) => return Err(unreserved(state, &r, e).await),
+        Err(e) => unreserved(state, &r, e, (&journal::RESERVE, &r.params(&outbox))).await?,
     };
     // Never hold a pooled connection while WhatsApp answers or another call finishes.
     drop(db);
     transmit::after_reserve(state, &plan, reserved, content).await
 }
 
-/// The reservation failed, perhaps after it committed (a lost reply): nothing is handed over,
-/// and a row it may have left is marked `failed` under this call's WhatsApp id (if that cannot
-/// be written either, the stale sweep makes it `outcome_unknown`). The caller may retry the key.
-async fn unreserved(state: &Sender, r: &Reservation<'_>, e: anyhow::Error) -> Error {
-    Error::internal(CONTEXT, e).log();
-    if let Ok(db) = state.db.get().await
-        && let Err(e) = journal::abandon(&db, r.connection_id, r.request_id, r.wa_id).await
-    {
-        tracing::warn!(error = %e, "an unconfirmed reservation could not be marked failed");
+/// The reservation statement failed. Postgres answered it with an error: nothing was reserved.
+/// Its answer was lost (the link broke, a time bound passed): it may have committed, or may
+/// still arrive, so the key is settled on another connection ([`journal::confirm`], which runs
+/// `statement` again when nothing is there) and the call goes on with what that found. When
+/// even that fails, nothing is handed over and the caller may retry the key: a row the lost
+/// statement may have left is marked `failed` under this call's WhatsApp id (if that cannot be
+/// written either, the next retry or the stale sweep settles it; it is never transmitted).
+async fn unreserved(
+    state: &Sender,
+    r: &Reservation<'_>,
+    e: anyhow::Error,
+    statement: (&str, &[&(dyn ToSql + Sync)]),
+) -> Result<Reserved, Error> {
+    if journal::may_have_committed(&e) {
+        let confirmed = async {
+            let mut db = state.db.get().await?;
+            journal::confirm(&mut db, r, statement).await
+        };
+        match confirmed.await {
+            Ok(reserved) => {
+                tracing::info!(
+                    connection.id = %r.connection_id,
+                    message.id = %r.message_id,
+                    "the reservation's answer was lost; the key is settled again"
+                );
+                return Ok(reserved);
+            }
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "a reservation whose answer was lost could not be settled");
+                if let Ok(db) = state.db.get().await
+                    && let Err(e) =
+                        journal::abandon(&db, r.connection_id, r.request_id, r.wa_id).await
+                {
+                    tracing::warn!(error = %e, "an unconfirmed reservation could not be marked failed");
+                }
+            }
+        }
     }
-    Error::new(
+    Error::internal(CONTEXT, e).log();
+    Err(Error::new(
         ErrorCode::WorkerUnavailable,
         "the send journal could not be written, so nothing was sent; retry with the same request_id",
-    )
+    ))
 }
 
 /// A media payload's content, with its bytes.

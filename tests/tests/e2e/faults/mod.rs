@@ -1,10 +1,12 @@
 //! Faults survived (#25 item 7), with the fault harness (`wazap_tests::fault`): Postgres crashed
 //! (`pg_ctl stop -m immediate`) and started again under a send load and under inbound messages,
-//! and the worker's Postgres link stalled (a blackhole) during sends. Each test runs a worker
-//! in-process on its own throwaway Postgres cluster, never the machine's server.
+//! the worker's Postgres link stalled (a blackhole) during sends, and the answer to a
+//! reservation lost. Each test runs a worker in-process on its own throwaway Postgres cluster,
+//! never the machine's server.
 
 mod inbound;
 mod killed_send;
+mod lost_reply;
 mod send_load;
 mod stalled_link;
 

@@ -3,11 +3,13 @@
 //! WhatsApp id — never the text or the bytes. Every state change commits before the next step,
 //! and the 100,000-key cap is a counter row updated by the reserving statement.
 
-use std::sync::LazyLock;
+mod reserve;
+
+pub(crate) use reserve::{RESERVE, reserve_sql, reserved};
+pub use reserve::{Reservation, Reserved, confirm, may_have_committed, reserve};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
-use tokio_postgres::types::ToSql;
 
 use crate::archive::CommitWith;
 use wazap_shared::wire::send::{SendResult, SendState};
@@ -100,40 +102,6 @@ impl Entry {
     }
 }
 
-/// What a new reservation carries.
-#[derive(Debug, Clone)]
-pub struct Reservation<'a> {
-    /// The credential.
-    pub connection_id: &'a str,
-    /// The caller's key.
-    pub request_id: &'a str,
-    /// The tool.
-    pub tool: &'a str,
-    /// The account that sends.
-    pub account_id: &'a str,
-    /// The chat.
-    pub chat_id: &'a str,
-    /// SHA-256 of (tool, chat, payload).
-    pub digest: &'a [u8],
-    /// The chat's JID.
-    pub recipient: &'a str,
-    /// The allocated WhatsApp id.
-    pub wa_id: &'a str,
-    /// Its opaque id.
-    pub message_id: &'a str,
-}
-
-/// What [`reserve`] did.
-#[derive(Debug)]
-pub enum Reserved {
-    /// This call owns the key now (committed).
-    New,
-    /// The key already exists (maybe still in flight).
-    Existing(Entry),
-    /// The credential holds [`JOURNAL_CAP`] keys: nothing reserved.
-    Full,
-}
-
 const SELECT: &str = "select request_id, tool, chat_id, digest, message_id, state, accepted_at,
             state in ('reserved', 'transmitting')
               and updated_at < now() - make_interval(secs => $3)
@@ -210,118 +178,6 @@ pub async fn get(
         })
     })
     .transpose()
-}
-
-/// Reserve the key for a hand-over that starts right after, durably, or report the existing
-/// row or a full journal. The row (already `transmitting`: everything that can fail before the
-/// hand-over — gates, media bytes — has been checked, so from this commit on a crash must read
-/// as `outcome_unknown`), the key count and the outbox row holding `outbox_text` are written by
-/// one statement, committed on its own: one round trip, no `BEGIN`/`COMMIT` of their own.
-///
-/// How it stays exact: the statement first locks the credential's counter row (`for update`;
-/// under read committed a waiter then reads the count its predecessor committed), inserts the
-/// row only while the count is below [`JOURNAL_CAP`] (`on conflict do nothing`: simultaneous
-/// reservations of one key serialise on its primary key, exactly one gets [`Reserved::New`]),
-/// and moves the count and writes the outbox row only when the row is new. So a full journal
-/// writes nothing and an existing key counts nothing; neither needs a rollback. (A separate
-/// `reserved` commit before `transmitting` cost a commit per send and protected nothing.)
-///
-/// The counter row is made with the connection (migration 0012 for older ones), so the lock is
-/// always taken before any key: a reservation that found no row to lock would insert its key
-/// and only then queue for the row, which a later one could hold while queuing for that key — a
-/// deadlock. (A credential with no row, which no connection made, is still counted: the
-/// statement creates its row.)
-#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "journal.reserve"))]
-pub async fn reserve(
-    db: &impl GenericClient,
-    r: &Reservation<'_>,
-    outbox_text: Option<&str>,
-) -> anyhow::Result<Reserved> {
-    let stmt = db.prepare_cached(&RESERVE).await?;
-    let row = db.query_one(&stmt, &r.params(&outbox_text)).await?;
-    reserved(db, r, row.try_get(0)?).await
-}
-
-/// [`reserve`]'s statement: its first column is true when this call reserved the key.
-static RESERVE: LazyLock<String> = LazyLock::new(|| reserve_sql(&[]));
-
-/// [`reserve`]'s statement, made conditional on `guards`: queries whose `ok` column fails
-/// (division by zero) when what the caller decided on no longer holds (parameters from `$12`
-/// on; `$1`–`$11` are [`Reservation::params`]). A failing guard fails the whole statement,
-/// which then reserves nothing: every guard is read in the insert's condition and, so that no
-/// shortcut there can skip one (a full journal, say), again in the answer.
-pub(crate) fn reserve_sql(guards: &[String]) -> String {
-    let mut with = String::new();
-    let mut checked = String::new();
-    let mut answer = String::new();
-    for (i, guard) in guards.iter().enumerate() {
-        with.push_str(&format!("g{i} as materialized ({guard}),\n"));
-        checked.push_str(&format!(" and (select ok from g{i}) = 1"));
-        answer.push_str(&format!(", (select ok from g{i})"));
-    }
-    format!(
-        "with {with}
-         c as materialized (
-           select keys from send_journal_keys where connection_id = $1 for update),
-         j as (
-           insert into send_journal (connection_id, request_id, tool, account_id, chat_id,
-               digest, recipient, wa_id, message_id, state)
-           select $1, $2, $3, $4, $5, $6, $7, $8, $9, 'transmitting'
-            where coalesce((select keys from c), 0) < $10{checked}
-           on conflict do nothing
-           returning 1),
-         k as (
-           insert into send_journal_keys (connection_id, keys)
-           select $1, 1 where exists (select 1 from j)
-           on conflict (connection_id) do update set keys = send_journal_keys.keys + 1
-           returning 1),
-         o as (
-           insert into send_outbox
-             (connection_id, request_id, account_id, chat_id, message_id, text)
-           select $1, $2, $4, $5, $9, $11::text
-            where $11::text is not null and exists (select 1 from j)
-           returning 1)
-         select exists (select 1 from j){answer}"
-    )
-}
-
-impl Reservation<'_> {
-    /// The reservation statement's `$1`–`$11`, with the outbox row's text.
-    pub(crate) fn params<'p>(
-        &'p self,
-        outbox_text: &'p Option<&str>,
-    ) -> [&'p (dyn ToSql + Sync); 11] {
-        [
-            &self.connection_id,
-            &self.request_id,
-            &self.tool,
-            &self.account_id,
-            &self.chat_id,
-            &self.digest,
-            &self.recipient,
-            &self.wa_id,
-            &self.message_id,
-            &JOURNAL_CAP,
-            outbox_text,
-        ]
-    }
-}
-
-/// What the reservation statement did, from its first column (`inserted`): when it inserted nothing, the key exists
-/// (a simultaneous call's statement has committed by now, and this fresh read sees it), or the
-/// credential is at the cap.
-pub(crate) async fn reserved(
-    db: &impl GenericClient,
-    r: &Reservation<'_>,
-    inserted: bool,
-) -> anyhow::Result<Reserved> {
-    if inserted {
-        return Ok(Reserved::New);
-    }
-    Ok(match get(db, r.connection_id, r.request_id).await? {
-        Some(e) => Reserved::Existing(e),
-        None => Reserved::Full,
-    })
 }
 
 /// Moves a send still in flight to a final state (`$3`, with `$4` its acceptance time);

@@ -5,6 +5,7 @@
 //! kernel's, so it needs no privileges and touches no other test's traffic.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -30,11 +31,27 @@ struct State {
     resets: u64,
 }
 
+/// A one-shot cut armed by [`Proxy::lose_reply_to`] or [`Proxy::drop_request`]: the first
+/// chunk from a client that holds `needle` (within one read: a test's needle is short) ends
+/// its connection.
+#[derive(Debug)]
+struct Cut {
+    needle: Vec<u8>,
+    /// The chunk still reaches the server (only the answer is lost).
+    deliver: bool,
+    /// Every connection stalls from then on ([`Proxy::stall`]).
+    then_stall: bool,
+}
+
+/// The armed cut, shared with every connection; `None` once it fired.
+type Armed = Arc<Mutex<Option<Cut>>>;
+
 /// A proxy on `127.0.0.1:<port>` to one target; dropping it closes every connection.
 #[derive(Debug)]
 pub struct Proxy {
     addr: SocketAddr,
     state: watch::Sender<State>,
+    armed: Armed,
     accept: JoinHandle<()>,
 }
 
@@ -47,10 +64,12 @@ impl Proxy {
             mode: Mode::Pass,
             resets: 0,
         });
-        let accept = tokio::spawn(accept_loop(listener, target, state.clone()));
+        let armed = Armed::default();
+        let accept = tokio::spawn(accept_loop(listener, target, state.clone(), armed.clone()));
         Ok(Self {
             addr,
             state,
+            armed,
             accept,
         })
     }
@@ -81,6 +100,38 @@ impl Proxy {
         self.state.send_modify(|s| s.resets += 1);
     }
 
+    /// Lose the answer to the next request that carries `needle` (a lost COMMIT reply, say):
+    /// the request reaches the server, which runs it, but its connection is reset on the
+    /// client's side at once and whatever the server answers is read and thrown away.
+    pub fn lose_reply_to(&self, needle: &[u8]) {
+        self.arm(needle, true, false);
+    }
+
+    /// Drop the next request that carries `needle` and reset its connection: the server never
+    /// sees it, the client sees the link cut.
+    pub fn drop_request(&self, needle: &[u8]) {
+        self.arm(needle, false, false);
+    }
+
+    /// [`Proxy::drop_request`], and the link stalls at the same moment, so the client's next
+    /// attempt (on a new connection too) hangs until [`Proxy::pass`] or [`Proxy::reset`].
+    pub fn drop_request_then_stall(&self, needle: &[u8]) {
+        self.arm(needle, false, true);
+    }
+
+    /// Whether the armed cut has fired.
+    pub fn cut_fired(&self) -> bool {
+        self.armed.lock().unwrap().is_none()
+    }
+
+    fn arm(&self, needle: &[u8], deliver: bool, then_stall: bool) {
+        *self.armed.lock().unwrap() = Some(Cut {
+            needle: needle.to_vec(),
+            deliver,
+            then_stall,
+        });
+    }
+
     /// The current mode.
     pub fn mode(&self) -> Mode {
         self.state.borrow().mode
@@ -99,51 +150,86 @@ impl Drop for Proxy {
     }
 }
 
-async fn accept_loop(listener: TcpListener, target: SocketAddr, state: watch::Sender<State>) {
+async fn accept_loop(
+    listener: TcpListener,
+    target: SocketAddr,
+    state: watch::Sender<State>,
+    armed: Armed,
+) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
             // Out of descriptors, say: try again shortly rather than spin.
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let state = state.subscribe();
+        let (state, armed) = (state.clone(), armed.clone());
         tokio::spawn(async move {
             if let Ok(server) = TcpStream::connect(target).await {
-                connection(client, server, state).await;
+                connection(client, server, state, armed).await;
             }
         });
     }
 }
 
-/// One proxied connection, until either side closes or a reset.
+/// How a proxied connection ended.
+enum End {
+    /// Either side closed or failed.
+    Closed,
+    /// [`Proxy::reset`].
+    Reset,
+    /// An armed cut fired.
+    Cut,
+}
+
+/// One proxied connection, until either side closes, a reset or a cut.
 async fn connection(
     mut client: TcpStream,
     mut server: TcpStream,
-    mut state: watch::Receiver<State>,
+    control: watch::Sender<State>,
+    armed: Armed,
 ) {
+    let mut state = control.subscribe();
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let born = state.borrow().resets;
-    let reset = {
+    let end = {
         let (mut cr, mut cw) = client.split();
         let (mut sr, mut sw) = server.split();
         let mut up_state = state.clone();
         let mut down_state = state.clone();
         tokio::select! {
-            _ = pipe(&mut cr, &mut sw, &mut up_state) => false,
-            _ = pipe(&mut sr, &mut cw, &mut down_state) => false,
-            _ = state.wait_for(|s| s.resets != born) => true,
+            end = pipe(&mut cr, &mut sw, &mut up_state, Some((&armed, &control))) => end,
+            end = pipe(&mut sr, &mut cw, &mut down_state, None) => end,
+            _ = state.wait_for(|s| s.resets != born) => End::Reset,
         }
     };
-    if reset {
-        // Zero linger: closing sends RST, so both sides see the link cut, not a clean end.
-        let _ = client.set_zero_linger();
-        let _ = server.set_zero_linger();
+    // Zero linger: closing sends RST, so a side sees the link cut, not a clean end.
+    match end {
+        End::Closed => {}
+        End::Reset => {
+            let _ = client.set_zero_linger();
+            let _ = server.set_zero_linger();
+        }
+        End::Cut => {
+            let _ = client.set_zero_linger();
+            drop(client);
+            // The server runs what it was given and answers into the void; then it sees a
+            // clean end, as when its client went away.
+            let mut void = tokio::io::sink();
+            let drain = tokio::io::copy(&mut server, &mut void);
+            let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+        }
     }
 }
 
-/// Copy `from` → `to` honouring the mode; returns when `from` ends or either side fails.
-async fn pipe<R, W>(from: &mut R, to: &mut W, state: &mut watch::Receiver<State>)
+/// Copy `from` → `to` honouring the mode, and `armed` when given; returns when `from` ends,
+/// either side fails or the cut fires.
+async fn pipe<R, W>(
+    from: &mut R,
+    to: &mut W,
+    state: &mut watch::Receiver<State>,
+    armed: Option<(&Armed, &watch::Sender<State>)>,
+) -> End
 where
     R: tokio::io::AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
@@ -152,15 +238,26 @@ where
     loop {
         // A stalled link reads nothing either, so the sender's buffers fill as on a dead path.
         if state.wait_for(|s| s.mode != Mode::Stall).await.is_err() {
-            return;
+            return End::Closed;
         }
         let n = match from.read(&mut buf).await {
             Ok(0) | Err(_) => {
                 let _ = to.shutdown().await;
-                return;
+                return End::Closed;
             }
             Ok(n) => n,
         };
+        if let Some((cut, control)) =
+            armed.and_then(|(a, control)| Some((take_if_holds(a, &buf[..n])?, control)))
+        {
+            if cut.then_stall {
+                control.send_modify(|s| s.mode = Mode::Stall);
+            }
+            if cut.deliver {
+                let _ = to.write_all(&buf[..n]).await;
+            }
+            return End::Cut;
+        }
         loop {
             let mode = state.borrow().mode;
             match mode {
@@ -172,126 +269,27 @@ where
                 // Bytes already read wait for the link to pass again.
                 Mode::Stall => {
                     if state.changed().await.is_err() {
-                        return;
+                        return End::Closed;
                     }
                 }
             }
         }
         if to.write_all(&buf[..n]).await.is_err() {
-            return;
+            return End::Closed;
         }
+    }
+}
+
+/// The armed cut, disarmed, when `chunk` holds its needle.
+fn take_if_holds(armed: &Armed, chunk: &[u8]) -> Option<Cut> {
+    let mut armed = armed.lock().unwrap();
+    let needle = &armed.as_ref()?.needle;
+    if chunk.windows(needle.len()).any(|w| w == needle.as_slice()) {
+        armed.take()
+    } else {
+        None
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Instant;
-
-    /// An echo server on a free port.
-    async fn echo() -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let (mut r, mut w) = s.split();
-                    let _ = tokio::io::copy(&mut r, &mut w).await;
-                });
-            }
-        });
-        addr
-    }
-
-    async fn round_trip(s: &mut TcpStream, within: Duration) -> Option<Vec<u8>> {
-        s.write_all(b"ping").await.ok()?;
-        let mut got = [0u8; 4];
-        match tokio::time::timeout(within, s.read_exact(&mut got)).await {
-            Ok(Ok(_)) => Some(got.to_vec()),
-            _ => None,
-        }
-    }
-
-    #[tokio::test]
-    async fn passes_delays_stalls_resumes_and_resets() {
-        let proxy = Proxy::start(echo().await).await.unwrap();
-        let mut s = TcpStream::connect(proxy.addr()).await.unwrap();
-        let second = Duration::from_secs(1);
-        assert_eq!(
-            round_trip(&mut s, second).await.as_deref(),
-            Some(&b"ping"[..])
-        );
-
-        proxy.delay(Duration::from_millis(150));
-        let t = Instant::now();
-        assert!(round_trip(&mut s, second).await.is_some());
-        // One delay each way.
-        assert!(
-            t.elapsed() >= Duration::from_millis(300),
-            "{:?}",
-            t.elapsed()
-        );
-
-        proxy.stall();
-        assert!(
-            round_trip(&mut s, Duration::from_millis(300))
-                .await
-                .is_none()
-        );
-        // A connection opened while stalled stalls too.
-        let mut late = TcpStream::connect(proxy.addr()).await.unwrap();
-        assert!(
-            round_trip(&mut late, Duration::from_millis(300))
-                .await
-                .is_none()
-        );
-        proxy.pass();
-        // What waited is delivered once the link passes again, in order.
-        let mut got = [0u8; 4];
-        tokio::time::timeout(second, s.read_exact(&mut got))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(&got, b"ping");
-        tokio::time::timeout(second, late.read_exact(&mut got))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            round_trip(&mut s, second).await.as_deref(),
-            Some(&b"ping"[..])
-        );
-
-        proxy.reset();
-        let mut rest = [0u8; 1];
-        let cut = tokio::time::timeout(second, s.read(&mut rest))
-            .await
-            .unwrap();
-        assert!(
-            matches!(cut, Ok(0) | Err(_)),
-            "the connection survived a reset"
-        );
-        // New connections are served after a reset.
-        let mut again = TcpStream::connect(proxy.addr()).await.unwrap();
-        assert!(round_trip(&mut again, second).await.is_some());
-    }
-
-    #[tokio::test]
-    async fn a_reset_while_stalled_cuts_the_blackholed_link() {
-        let proxy = Proxy::start(echo().await).await.unwrap();
-        let mut s = TcpStream::connect(proxy.addr()).await.unwrap();
-        proxy.stall();
-        assert!(
-            round_trip(&mut s, Duration::from_millis(200))
-                .await
-                .is_none()
-        );
-        proxy.reset();
-        let mut rest = [0u8; 1];
-        let cut = tokio::time::timeout(Duration::from_secs(1), s.read(&mut rest))
-            .await
-            .unwrap();
-        assert!(matches!(cut, Ok(0) | Err(_)));
-        assert_eq!(proxy.mode(), Mode::Stall);
-    }
-}
+mod tests;
