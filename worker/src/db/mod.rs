@@ -58,6 +58,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0015_worker_lease",
         include_str!("migrations/0015_worker_lease.sql"),
     ),
+    (
+        "0016_sim_transmission_ids",
+        include_str!("migrations/0016_sim_transmission_ids.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

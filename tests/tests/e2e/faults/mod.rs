@@ -271,9 +271,10 @@ pub(crate) async fn check_load(
             );
         }
     }
-    // The sim logs transmissions off the send path, committing asynchronously and dropping a
-    // batch it cannot write: a Postgres crash can lose its last rows, which would hide a
-    // transmission from the checks here. Say how many accepted sends it lost.
+    // The sim logs transmissions off the send path and commits them asynchronously (a batch
+    // that fails is written again, once each): a Postgres crash can still lose the last rows
+    // it committed, which would hide a transmission from the checks here. Say how many
+    // accepted sends it lost.
     let unlogged = journal
         .values()
         .filter(|(state, wa_id)| state == "accepted" && !transmitted.contains(wa_id))

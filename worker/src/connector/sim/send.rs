@@ -29,6 +29,8 @@ const DEFAULT_NO_ACK_WAIT: Duration = Duration::from_secs(10);
 
 /// One transmission-log row (no text, no bytes).
 struct LogRow {
+    /// This transmission's own id: a batch written twice keeps one row for it.
+    id: String,
     account_id: String,
     recipient: String,
     wa_id: String,
@@ -163,6 +165,7 @@ impl SimSender {
         };
         self.log()
             .send(LogJob::Row(LogRow {
+                id: uuid::Uuid::new_v4().simple().to_string(),
                 account_id: msg.account_id.clone(),
                 recipient: msg.recipient.clone(),
                 wa_id: msg.wa_id.clone(),
@@ -210,8 +213,11 @@ impl SimSender {
     }
 }
 
-/// Write queued rows in order, every row already queued in one insert; a batch that cannot be
-/// written is logged (by SQLSTATE) and dropped. The log commits asynchronously
+/// Write queued rows in order, every row already queued in one insert. A batch that cannot be
+/// written while Postgres is unavailable is written again (backing off to 1 s, for up to
+/// [`LOG_RETRY_FOR`]): a test reading the log after a Postgres crash sees every transmission,
+/// and a batch whose COMMIT answer was lost adds nothing twice (each row's own id); any other
+/// failure is logged (by SQLSTATE) and the batch dropped. The log commits asynchronously
 /// (`synchronous_commit = off` for its own transactions only): it must survive the worker's
 /// abort (`crash_after_transmit`), which a commit does at once — only a crash of Postgres
 /// itself could lose its last rows — and so it adds no WAL flush to the sends it runs beside.
@@ -227,10 +233,8 @@ async fn write_log(pool: Pool, mut jobs: mpsc::UnboundedReceiver<LogJob>) {
             }
             next = jobs.try_recv().ok();
         }
-        if !rows.is_empty()
-            && let Err(e) = insert_rows(&pool, &rows).await
-        {
-            Error::internal("sim: transmission log", e).log();
+        if !rows.is_empty() {
+            write_batch(&pool, &rows).await;
         }
         rows.clear();
         // Every row queued before these flushes is written now.
@@ -240,10 +244,33 @@ async fn write_log(pool: Pool, mut jobs: mpsc::UnboundedReceiver<LogJob>) {
     }
 }
 
+/// How long a log batch is retried while Postgres is unavailable.
+const LOG_RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// [`insert_rows`], again while Postgres is unavailable (see [`write_log`]).
+async fn write_batch(pool: &Pool, rows: &[LogRow]) {
+    let until = tokio::time::Instant::now() + LOG_RETRY_FOR;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match insert_rows(pool, rows).await {
+            Ok(()) => return,
+            Err(e) if crate::db::is_unavailable(&e) && tokio::time::Instant::now() < until => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => {
+                Error::internal("sim: transmission log", e).log();
+                return;
+            }
+        }
+    }
+}
+
 /// One transaction for `rows`, in their order (`seq` follows `unnest`'s order).
 async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
     let col = |f: fn(&LogRow) -> &str| rows.iter().map(f).collect::<Vec<_>>();
-    let (accounts, recipients, wa_ids) = (
+    let (ids, accounts, recipients, wa_ids) = (
+        col(|r| &r.id),
         col(|r| &r.account_id),
         col(|r| &r.recipient),
         col(|r| &r.wa_id),
@@ -255,7 +282,7 @@ async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
     let captions: Vec<bool> = rows.iter().map(|r| r.caption).collect();
     let client = pool.get().await?;
     let stmt = client.prepare_cached(INSERT_LOG).await?;
-    let params: [&(dyn ToSql + Sync); 8] = [
+    let params: [&(dyn ToSql + Sync); 9] = [
         &accounts,
         &recipients,
         &wa_ids,
@@ -264,6 +291,7 @@ async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
         &sizes,
         &ptts,
         &captions,
+        &ids,
     ];
     // One flight: the transaction with its asynchronous commit, the rows, COMMIT (which rolls
     // back when the insert failed).
@@ -281,14 +309,16 @@ async fn insert_rows(pool: &Pool, rows: &[LogRow]) -> anyhow::Result<()> {
     Ok(done?)
 }
 
-/// The transmission-log insert of [`insert_rows`]: `$1..$8` are its columns as arrays.
+/// The transmission-log insert of [`insert_rows`]: `$1..$9` are its columns as arrays; a row
+/// already written (a batch written again) is skipped.
 const INSERT_LOG: &str = "insert into sim_transmissions
-       (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption)
-     select a, rc, w, k, m, s, p, c
+       (account_id, recipient, wa_id, kind, mime_type, size, ptt, caption, transmission)
+     select a, rc, w, k, m, s, p, c, t
        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-                   $6::int8[], $7::bool[], $8::bool[])
-            with ordinality as r(a, rc, w, k, m, s, p, c, n)
-      order by n";
+                   $6::int8[], $7::bool[], $8::bool[], $9::text[])
+            with ordinality as r(a, rc, w, k, m, s, p, c, t, n)
+      order by n
+     on conflict (transmission) do nothing";
 
 fn attachment(
     mime_type: String,
