@@ -106,6 +106,8 @@ impl KeyCache {
         validation.leeway = LEEWAY_SECS;
         validation.set_audience(&[AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "aud", "sub"]);
+        // A token whose `nbf` is still ahead is refused like an expired one (within the leeway).
+        validation.validate_nbf = true;
         Self {
             bus,
             keys: RwLock::new(HashMap::new()),
@@ -167,6 +169,7 @@ impl KeyCache {
                 use jsonwebtoken::errors::ErrorKind as K;
                 VerifyError::Invalid(match e.kind() {
                     K::ExpiredSignature => "the token has expired",
+                    K::ImmatureSignature => "the token is not valid yet",
                     K::InvalidAudience | K::MissingRequiredClaim(_) => {
                         "the token is not a wazap grant"
                     }

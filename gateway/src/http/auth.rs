@@ -30,8 +30,9 @@ pub(crate) async fn require_grant(
         tracing::warn!("refused a request carrying a credential in its URL");
         return unauthenticated("credentials in the URL are refused; use the Authorization header");
     }
-    let Some(token) = bearer(&req) else {
-        return unauthenticated("missing bearer token");
+    let token = match bearer(&req) {
+        Ok(token) => token,
+        Err(why) => return unauthenticated(why),
     };
     let claims = match state.keys.verify(token).await {
         Ok(claims) => claims,
@@ -63,12 +64,21 @@ pub(crate) async fn require_grant(
     next.run(req).await
 }
 
-/// The token of an `Authorization: Bearer …` header.
-fn bearer(req: &Request) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+/// The token of the one `Authorization: Bearer …` header (the scheme is case-insensitive, as
+/// RFC 7235 has it). Two `Authorization` headers are refused, not picked from: a proxy and the
+/// gateway could each read a different one.
+fn bearer(req: &Request) -> Result<&str, &'static str> {
+    let mut given = req.headers().get_all(header::AUTHORIZATION).iter();
+    let value = given.next().ok_or("missing bearer token")?;
+    if given.next().is_some() {
+        return Err("more than one Authorization header");
+    }
+    let bearer = value.to_str().ok().and_then(|value| {
+        let (scheme, token) = value.trim().split_once(' ')?;
+        let token = token.trim();
+        (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    });
+    bearer.ok_or("missing bearer token")
 }
 
 /// Whether a query string names a credential parameter (keys compared case-insensitively,
@@ -136,9 +146,15 @@ mod tests {
                 .body(axum::body::Body::empty())
                 .unwrap()
         };
-        assert_eq!(bearer(&req("Bearer abc.def")), Some("abc.def"));
-        assert_eq!(bearer(&req("bearer  abc ")), Some("abc"));
-        assert_eq!(bearer(&req("Basic abc")), None);
-        assert_eq!(bearer(&req("Bearer ")), None);
+        assert_eq!(bearer(&req("Bearer abc.def")), Ok("abc.def"));
+        assert_eq!(bearer(&req("bearer  abc ")), Ok("abc"));
+        assert_eq!(bearer(&req("Basic abc")), Err("missing bearer token"));
+        assert_eq!(bearer(&req("Bearer ")), Err("missing bearer token"));
+        let twice = Request::builder()
+            .header(header::AUTHORIZATION, "Bearer abc")
+            .header(header::AUTHORIZATION, "Bearer abc")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        assert_eq!(bearer(&twice), Err("more than one Authorization header"));
     }
 }

@@ -193,3 +193,160 @@ async fn a_stopped_worker_is_worker_unavailable_within_a_second() -> anyhow::Res
     assert!(!mcp.call("list_chats", json!({})).await?.is_error);
     Ok(())
 }
+
+/// A token-matrix case: its name, its headers and the URL it posts to.
+type Case<'a> = (&'a str, Vec<(&'a str, String)>, String);
+
+/// The forged and malformed tokens an attacker tries first, each refused at the edge with
+/// `401 unauthenticated` and `WWW-Authenticate: Bearer error="invalid_token"`, before anything
+/// but a key fetch reaches the worker.
+#[tokio::test]
+async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
+    use base64::Engine as _;
+    let b64 = |v: &serde_json::Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(v).unwrap())
+    };
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let url = gw.mcp_url();
+    let call = || tools_call_body("list_chats", json!({}));
+    let now = chrono::Utc::now().timestamp();
+    let (conn, good) = stack
+        .token_with(
+            ReadScope::all(),
+            wazap_shared::grant::ConnectionKind::Local,
+            Duration::from_secs(600),
+        )
+        .await?;
+    let claims = json!({"sub": conn, "rev": 0, "aud": "wazap", "exp": now + 600, "iat": now - 10, "kind": "local"});
+    let (kid, public_x): (String, String) = {
+        let row = stack
+            .pool
+            .get()
+            .await?
+            .query_one(
+                "select kid, public_x from signing_keys where retired_at is null",
+                &[],
+            )
+            .await?;
+        (row.get(0), row.get(1))
+    };
+    // `alg: none`, unsigned.
+    let none = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "JWT"})),
+        b64(&claims)
+    );
+    // HS256 keyed with the published public key, as text and as bytes.
+    let hs256 = |secret: &[u8]| -> anyhow::Result<String> {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+        header.kid = Some(kid.clone());
+        let key = jsonwebtoken::EncodingKey::from_secret(secret)?;
+        Ok(jsonwebtoken::encode(&header, &claims, &key)?)
+    };
+    let public = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&public_x)?;
+    let (hs_text, hs_bytes) = (hs256(public_x.as_bytes())?, hs256(&public)?);
+    // Signed by the real key, with `nbf` ahead or without `exp`.
+    let mut early = claims.clone();
+    early["nbf"] = json!(now + 600);
+    let early = stack.sign(&early).await?;
+    let mut endless = claims.clone();
+    endless.as_object_mut().unwrap().remove("exp");
+    let endless = stack.sign(&endless).await?;
+    // The good token's claims and signature under a key id nobody published.
+    let unknown_kid = {
+        let (_, rest) = good.split_once('.').unwrap();
+        format!(
+            "{}.{rest}",
+            b64(&json!({"alg": "EdDSA", "typ": "JWT", "kid": "k-unknown"}))
+        )
+    };
+
+    let rpc = stack.nats.subscribe(stack.subjects.rpc_all()).await?;
+    let cases: [Case; 9] = [
+        (
+            "alg none",
+            vec![("authorization", bearer(&none))],
+            url.clone(),
+        ),
+        (
+            "HS256, public key text",
+            vec![("authorization", bearer(&hs_text))],
+            url.clone(),
+        ),
+        (
+            "HS256, public key bytes",
+            vec![("authorization", bearer(&hs_bytes))],
+            url.clone(),
+        ),
+        (
+            "nbf ahead",
+            vec![("authorization", bearer(&early))],
+            url.clone(),
+        ),
+        (
+            "no exp",
+            vec![("authorization", bearer(&endless))],
+            url.clone(),
+        ),
+        (
+            "unknown kid",
+            vec![("authorization", bearer(&unknown_kid))],
+            url.clone(),
+        ),
+        (
+            "two Authorization headers",
+            vec![
+                ("authorization", bearer(&good)),
+                ("authorization", bearer(&good)),
+            ],
+            url.clone(),
+        ),
+        (
+            "lower-case scheme, bad token",
+            vec![("authorization", format!("bearer {none}"))],
+            url.clone(),
+        ),
+        ("token in the query", vec![], format!("{url}?token={good}")),
+    ];
+    for (case, headers, to) in &cases {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (s, h, b) = post_raw(to, &headers, call()).await?;
+        assert_eq!(code_of(s, &b), "401:unauthenticated", "{case}");
+        assert_eq!(
+            h.get("www-authenticate").map(|v| v.to_str().unwrap()),
+            Some(r#"Bearer error="invalid_token""#),
+            "{case}"
+        );
+    }
+    // The scheme is case-insensitive (RFC 7235): a good token under `bearer` works.
+    let (s, _, b) = post_raw(
+        &url,
+        &[("authorization", &format!("bearer {good}"))],
+        call(),
+    )
+    .await?;
+    assert_eq!(
+        (s, b["result"]["isError"].as_bool()),
+        (200, Some(false)),
+        "{b}"
+    );
+
+    // Nothing but key fetches (for the unknown key id) and the good call reached the worker.
+    drop(gw);
+    let ops: Vec<String> = {
+        use futures::StreamExt as _;
+        let mut rpc = rpc;
+        let mut ops = Vec::new();
+        while let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(300), rpc.next()).await {
+            ops.push(m.subject.to_string());
+        }
+        ops
+    };
+    let calls: Vec<&String> = ops
+        .iter()
+        .filter(|s| !s.ends_with(&format!(".{}", wazap_shared::subjects::op::JWKS)))
+        .collect();
+    assert_eq!(calls.len(), 1, "worker calls: {calls:?}");
+    Ok(())
+}
