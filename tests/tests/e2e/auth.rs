@@ -263,7 +263,7 @@ async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
     };
 
     let rpc = stack.nats.subscribe(stack.subjects.rpc_all()).await?;
-    let cases: [Case; 9] = [
+    let cases: [Case<'_>; 9] = [
         (
             "alg none",
             vec![("authorization", bearer(&none))],
