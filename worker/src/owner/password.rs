@@ -1,10 +1,15 @@
 //! The owner password: argon2id with m = 19 MiB, t = 2, p = 1 (OWASP's minimum), stored as a
 //! PHC string in `owner_credentials`. Hashing runs on the blocking pool (each hash holds
-//! 19 MiB and a core for a while), and only after the throttle allowed the attempt.
+//! 19 MiB and a core for a while), only after the throttle allowed the attempt, and at most
+//! [`HASHES_AT_ONCE`] at a time: a burst of logins waits its turn briefly, then is refused, so
+//! it cannot take the worker's memory or cores.
 
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use argon2::{Algorithm, Argon2, Params, Version};
+use std::time::Duration;
+
 use deadpool_postgres::Pool;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Memory cost in KiB (19 MiB).
 pub const M_COST_KIB: u32 = 19 * 1024;
@@ -17,6 +22,26 @@ pub const MIN_CHARS: usize = 8;
 /// Longest accepted password, in bytes: longer ones are refused before any hashing, so a huge
 /// password cannot cost the worker more than a normal one.
 pub const MAX_BYTES: usize = 1024;
+
+/// How many argon2id hashes may run at once.
+pub const HASHES_AT_ONCE: usize = 2;
+/// How long a hash waits for its turn before it is refused ([`Busy`]).
+const HASH_WAIT: Duration = Duration::from_secs(2);
+static HASHING: Semaphore = Semaphore::const_new(HASHES_AT_ONCE);
+
+/// [`HASHES_AT_ONCE`] hashes ran for all of [`HASH_WAIT`]: nothing was checked.
+#[derive(Debug, thiserror::Error)]
+#[error("too many password checks at once")]
+pub struct Busy;
+
+/// A turn to hash, held until the hash ends (moved into its blocking task, so a caller that
+/// gives up does not free the turn early).
+async fn turn() -> Result<SemaphorePermit<'static>, Busy> {
+    match tokio::time::timeout(HASH_WAIT, HASHING.acquire()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(Busy),
+    }
+}
 
 /// Why a password was not set.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +68,9 @@ pub fn acceptable(password: &str) -> bool {
 /// The PHC string of `password` with a fresh 16-byte salt.
 pub async fn hash(password: &str) -> anyhow::Result<String> {
     let password = password.to_owned();
+    let turn = turn().await?;
     tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         let mut salt = [0u8; 16];
         getrandom::fill(&mut salt).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
         let phc = hasher()?
@@ -57,7 +84,9 @@ pub async fn hash(password: &str) -> anyhow::Result<String> {
 /// Whether `password` matches the stored PHC string (constant-time compare inside argon2).
 pub async fn verify(password: &str, phc: &str) -> anyhow::Result<bool> {
     let (password, phc) = (password.to_owned(), phc.to_owned());
+    let turn = turn().await?;
     tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         Ok(hasher()?
             .verify_password(password.as_bytes(), phc.as_str())
             .is_ok())
@@ -133,5 +162,19 @@ mod tests {
         assert!(!acceptable("short"));
         assert!(!acceptable(&"x".repeat(MAX_BYTES + 1)));
         assert!(acceptable(&"x".repeat(64)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hash_past_the_cap_waits_its_turn_then_is_refused() {
+        let held: Vec<_> = futures::future::join_all((0..HASHES_AT_ONCE).map(|_| turn()))
+            .await
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let started = tokio::time::Instant::now();
+        assert!(turn().await.is_err());
+        assert_eq!(started.elapsed(), HASH_WAIT);
+        drop(held);
+        assert!(turn().await.is_ok());
     }
 }

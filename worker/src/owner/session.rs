@@ -57,7 +57,7 @@ fn same(a: &str, b: &str) -> bool {
 /// came with, if any) is deleted. A wrong password and an unset one get the same answer.
 pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionInfo, Error> {
     let client = pool.get().await.context("owner login: database")?;
-    if throttle::locked(&client)
+    if !throttle::claim(&client)
         .await
         .context("owner login: database")?
     {
@@ -73,15 +73,21 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
         .context("owner login: database")?
         .map(|r| r.get(0));
     let ok = match (&stored, password::acceptable(pw)) {
-        (Some(phc), true) => password::verify(pw, phc)
-            .await
-            .context("owner login: verify")?,
+        (Some(phc), true) => match password::verify(pw, phc).await {
+            Ok(ok) => ok,
+            Err(e) if e.is::<password::Busy>() => {
+                tracing::warn!("owner login refused: too many password checks at once");
+                return Err(Error::new(
+                    ErrorCode::RateLimited,
+                    "too many logins at once; try again in a moment",
+                ));
+            }
+            Err(e) => Err(e).context("owner login: verify")?,
+        },
         _ => false,
     };
     if !ok {
-        throttle::record_failure(&client)
-            .await
-            .context("owner login: database")?;
+        // Counted by the claim.
         tracing::warn!(password_set = stored.is_some(), "owner login failed");
         return Err(Error::new(ErrorCode::Unauthenticated, "wrong password"));
     }

@@ -109,3 +109,48 @@ async fn failed_logins_are_throttled_even_for_the_right_password() -> anyhow::Re
     assert_eq!(failures, 0);
     Ok(())
 }
+
+/// 50 wrong passwords at once: the throttle counts each one it lets through before its hash, in
+/// the statement that checks the lock, so the burst cannot slip past a lock one of them sets —
+/// a handful are checked, the rest refused before hashing — and the right password works again
+/// once the lock passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_wrong_passwords_is_throttled_as_one() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = std::sync::Arc::new(stack.gateway(&[]).await?);
+    wazap_worker::owner::set_password(&stack.pool, PASSWORD).await?;
+    let burst = (0..50).map(|_| {
+        let gw = gw.clone();
+        tokio::spawn(async move { login_raw(&gw, "wrong password", None).await })
+    });
+    let (mut checked, mut refused) = (0, 0);
+    for answer in futures::future::join_all(burst).await {
+        let answer = answer??;
+        match answer.status {
+            401 => checked += 1,
+            429 => refused += 1,
+            other => panic!("a wrong password answered {other}: {}", answer.text),
+        }
+    }
+    let failures: i32 = stack
+        .pool
+        .get()
+        .await?
+        .query_one("select failures from owner_login_throttle", &[])
+        .await?
+        .get(0);
+    println!("{checked} checked, {refused} refused before hashing");
+    // Each checked attempt counted; the free allowance plus the attempts after each lock
+    // lapsed (1 s, then 2 s) on a slow machine — never the burst.
+    assert_eq!(failures, checked, "an attempt went uncounted");
+    let free = wazap_worker::owner::throttle::FREE_FAILURES;
+    assert!(
+        checked > free && checked <= free + 3,
+        "{checked} of 50 were checked"
+    );
+    stack
+        .sql("update owner_login_throttle set locked_until = now() - interval '1 second'")
+        .await?;
+    assert_eq!(login_raw(&gw, PASSWORD, None).await?.status, 200);
+    Ok(())
+}
