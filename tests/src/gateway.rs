@@ -1,12 +1,13 @@
 //! A gateway running in this process, and raw HTTP helpers for tests of the HTTP layer itself.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::Mcp;
+use crate::{Mcp, Stack};
 
 /// A gateway running in this process.
 pub struct Gateway {
@@ -65,6 +66,52 @@ impl Gateway {
 impl Drop for Gateway {
     fn drop(&mut self) {
         self.shutdown.cancel();
+    }
+}
+
+impl Stack {
+    /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit);
+    /// listener B (owner dashboard) also binds port 0, with `WAZAP_OWNER_ORIGIN` set to
+    /// `http://127.0.0.1:<its port>` unless `vars` says otherwise.
+    pub async fn gateway(&self, vars: &[(&str, &str)]) -> anyhow::Result<Gateway> {
+        self.gateway_with(vars, |_| {}).await
+    }
+
+    /// [`Stack::gateway`], with `adjust` applied to the configuration read from `vars` (for
+    /// what the environment does not set, e.g. a shorter send deadline).
+    pub async fn gateway_with(
+        &self,
+        vars: &[(&str, &str)],
+        adjust: impl FnOnce(&mut wazap_gateway::Config),
+    ) -> anyhow::Result<Gateway> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let owner = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let owner_addr = owner.local_addr()?;
+        let mut env: HashMap<String, String> = HashMap::new();
+        env.insert("WAZAP_NATS_URL".into(), self.nats_url.clone());
+        env.insert("WAZAP_NATS_PREFIX".into(), self.prefix.clone());
+        env.insert("WAZAP_MCP_ADDR".into(), addr.to_string());
+        env.insert("WAZAP_OWNER_ORIGIN".into(), format!("http://{owner_addr}"));
+        for (k, v) in vars {
+            env.insert((*k).into(), (*v).into());
+        }
+        let mut config = wazap_gateway::Config::from_source(&env)?;
+        adjust(&mut config);
+        let shutdown = CancellationToken::new();
+        let listeners = wazap_gateway::Listeners {
+            mcp: listener,
+            owner: Some(owner),
+        };
+        let handle = tokio::spawn(wazap_gateway::run(config, listeners, shutdown.clone()));
+        let gw = Gateway {
+            addr,
+            owner_addr,
+            shutdown,
+            handle,
+        };
+        gw.wait_ready().await?;
+        Ok(gw)
     }
 }
 

@@ -11,7 +11,6 @@ pub mod fixtures;
 mod gateway;
 pub mod mcp;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -66,6 +65,9 @@ pub struct Stack {
     pub subjects: Subjects,
     /// A NATS client for sim ops and fake responders.
     pub nats: async_nats::Client,
+    /// The NATS server the worker and the gateways use ([`nats_url`] unless started with
+    /// [`Stack::start_on_nats`]).
+    pub nats_url: String,
     connector: ConnectorKind,
     whatsapp_network: wazap_worker::config::Network,
     worker: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
@@ -88,6 +90,13 @@ impl Stack {
         Self::on(TestDb::create_on(server_url).await?, connector).await
     }
 
+    /// [`Stack::start`] with the worker, the gateways and [`Stack::nats`] on the NATS server at
+    /// `url` (e.g. a [`fault::NatsServer`] the test kills and starts again).
+    pub async fn start_on_nats(url: &str, connector: ConnectorKind) -> anyhow::Result<Self> {
+        init_logs();
+        Self::with_nats(TestDb::create().await?, connector, Default::default(), url).await
+    }
+
     /// A fresh database and prefix, and a worker on the real `whatsapp` connector connected to
     /// the test network at `network` (`ws://127.0.0.1:PORT`).
     pub async fn whatsapp(network: &str) -> anyhow::Result<Self> {
@@ -107,16 +116,26 @@ impl Stack {
         connector: ConnectorKind,
         whatsapp_network: wazap_worker::config::Network,
     ) -> anyhow::Result<Self> {
+        Self::with_nats(db, connector, whatsapp_network, &nats_url()).await
+    }
+
+    async fn with_nats(
+        db: TestDb,
+        connector: ConnectorKind,
+        whatsapp_network: wazap_worker::config::Network,
+        nats_url: &str,
+    ) -> anyhow::Result<Self> {
         let pool = wazap_worker::db::pool(&db.url, 4)?;
         let prefix = format!("t{}", random_hex(6));
         let subjects = Subjects::new(prefix.clone());
-        let nats = async_nats::connect(nats_url()).await?;
+        let nats = async_nats::connect(nats_url).await?;
         let mut stack = Self {
             db,
             pool,
             prefix,
             subjects,
             nats,
+            nats_url: nats_url.to_owned(),
             connector,
             whatsapp_network,
             worker: None,
@@ -128,7 +147,7 @@ impl Stack {
     /// The worker's configuration for this stack.
     pub fn worker_config(&self) -> wazap_worker::Config {
         wazap_worker::Config {
-            nats_url: nats_url(),
+            nats_url: self.nats_url.clone(),
             nats_prefix: self.prefix.clone(),
             database_url: self.db.url.clone(),
             connector: self.connector,
@@ -300,50 +319,6 @@ impl Stack {
             wazap_worker::grants::set_send_permission(&self.pool, edit).await?;
         }
         Ok((id, token))
-    }
-
-    /// Start a gateway on port 0 with extra configuration `vars` (e.g. the concurrency limit);
-    /// listener B (owner dashboard) also binds port 0, with `WAZAP_OWNER_ORIGIN` set to
-    /// `http://127.0.0.1:<its port>` unless `vars` says otherwise.
-    pub async fn gateway(&self, vars: &[(&str, &str)]) -> anyhow::Result<Gateway> {
-        self.gateway_with(vars, |_| {}).await
-    }
-
-    /// [`Stack::gateway`], with `adjust` applied to the configuration read from `vars` (for
-    /// what the environment does not set, e.g. a shorter send deadline).
-    pub async fn gateway_with(
-        &self,
-        vars: &[(&str, &str)],
-        adjust: impl FnOnce(&mut wazap_gateway::Config),
-    ) -> anyhow::Result<Gateway> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        let owner = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let owner_addr = owner.local_addr()?;
-        let mut env: HashMap<String, String> = HashMap::new();
-        env.insert("WAZAP_NATS_URL".into(), nats_url());
-        env.insert("WAZAP_NATS_PREFIX".into(), self.prefix.clone());
-        env.insert("WAZAP_MCP_ADDR".into(), addr.to_string());
-        env.insert("WAZAP_OWNER_ORIGIN".into(), format!("http://{owner_addr}"));
-        for (k, v) in vars {
-            env.insert((*k).into(), (*v).into());
-        }
-        let mut config = wazap_gateway::Config::from_source(&env)?;
-        adjust(&mut config);
-        let shutdown = CancellationToken::new();
-        let listeners = wazap_gateway::Listeners {
-            mcp: listener,
-            owner: Some(owner),
-        };
-        let handle = tokio::spawn(wazap_gateway::run(config, listeners, shutdown.clone()));
-        let gw = Gateway {
-            addr,
-            owner_addr,
-            shutdown,
-            handle,
-        };
-        gw.wait_ready().await?;
-        Ok(gw)
     }
 }
 

@@ -1,8 +1,12 @@
 //! Operations: one trace across gateway and worker, graceful shutdown with work in flight,
-//! a standby worker taking over a killed one, several gateways behaving as one (also through a
-//! rolling restart), and the docker compose deployment's file.
+//! a standby worker taking over a killed one (and a paused one that wakes up), several gateways
+//! behaving as one (also through a rolling restart), a NATS server restart under load, and the
+//! docker compose deployment's file.
 
 mod compose;
+mod load;
+mod nats_restart;
+mod paused;
 mod rolling;
 mod scale;
 mod shutdown;

@@ -1,55 +1,25 @@
-//! A rolling restart of three gateways under a send and read load (#25 item 7), as a proxy sees
-//! it: each gateway in turn is replaced — the new one joins, the old one leaves the rotation and
-//! drains. Every call is answered, or cut off with a retryable failure; retrying those keys
-//! answers every one; each key is transmitted once.
+//! A rolling restart of three gateways under a mixed load (#25 item 7), as a proxy sees it:
+//! each gateway in turn is replaced — the new one joins, the old one leaves the rotation and
+//! drains — while sends, reads and `wait_for_messages` cursor loops run and inbound messages
+//! arrive. Every call is answered, or cut off with a retryable failure; retrying those keys
+//! answers every one and each key is transmitted once; a wait cut short by its gateway leaving
+//! is resumed with its cursor elsewhere, and each loop sees every inbound message once, in order.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
-use wazap_tests::{Gateway, post_raw, tools_call_body};
+use tokio::sync::watch;
+use wazap_tests::Gateway;
+use wazap_tests::fixtures::{minutes_ago, person, text};
 
+use super::load::{Fate, cursor_now, read, send, wait_loop};
 use crate::send::Sending;
 
 const ROOM: &[(&str, &str)] = &[("WAZAP_MCP_MAX_CONCURRENCY", "8")];
 
-/// The gateways in rotation (their base URLs).
+/// The gateways in rotation (their base URLs), oldest first: the first is the next to leave.
 type Rotation = Arc<Mutex<Vec<String>>>;
-
-/// One call's fate: a final JSON answer (its state), or a retryable failure (its code, or
-/// `connection` when the gateway was gone).
-#[derive(Debug, Clone, PartialEq)]
-enum Fate {
-    State(String),
-    Retry(String),
-}
-
-async fn send(s: &Sending, base: &str, key: &str) -> Fate {
-    let auth = format!("Bearer {}", s.token);
-    let body = json!({"chat_id": s.chat, "request_id": key, "text": "rolling"});
-    match post_raw(
-        &format!("{base}/api/send/message"),
-        &[("authorization", &auth)],
-        serde_json::to_vec(&body).expect("json"),
-    )
-    .await
-    {
-        Ok((200, _, v)) => Fate::State(v["state"].as_str().unwrap_or_default().to_owned()),
-        Ok((status, _, v)) => {
-            let code = v["error"]["code"].as_str().unwrap_or_default().to_owned();
-            assert!(
-                matches!(
-                    code.as_str(),
-                    "busy" | "worker_unavailable" | "send_outcome_unknown" | "deadline_exceeded"
-                ) || status == 503,
-                "{key}: HTTP {status} {v}"
-            );
-            Fate::Retry(code)
-        }
-        Err(_) => Fate::Retry("connection".into()),
-    }
-}
 
 fn pick(rotation: &Rotation, n: usize) -> String {
     let r = rotation.lock().expect("rotation");
@@ -57,7 +27,7 @@ fn pick(rotation: &Rotation, n: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_rolling_restart_of_three_gateways_loses_and_repeats_no_send() -> anyhow::Result<()> {
+async fn a_rolling_restart_of_three_gateways_loses_and_repeats_nothing() -> anyhow::Result<()> {
     let s = Arc::new(Sending::start().await?);
     let mut gateways: Vec<Gateway> = Vec::new();
     for _ in 0..3 {
@@ -79,18 +49,42 @@ async fn a_rolling_restart_of_three_gateways_loses_and_repeats_no_send() -> anyh
                     let fate = send(&s, &base, &key).await;
                     fates.lock().expect("fates").insert(key, fate);
                     // A read between sends, answered or refused by a gateway that left.
-                    let auth = format!("Bearer {}", s.token);
-                    let read = tools_call_body("read_messages", json!({"chat_id": s.chat}));
-                    if let Ok((status, _, _)) =
-                        post_raw(&format!("{base}/mcp"), &[("authorization", &auth)], read).await
-                    {
-                        assert!(status == 200 || status == 503, "read: HTTP {status}");
-                    }
+                    read(&s, &base).await;
                     n += 3;
                 }
             })
         })
         .collect();
+
+    // Two cursor loops: one always on the gateway that leaves next (so a gateway's drain cuts
+    // its parked waits), one going round; inbound messages every 150 ms throughout.
+    let (target, watched) = watch::channel(None);
+    let waiters: Vec<_> = [true, false]
+        .into_iter()
+        .map(|oldest| {
+            let (s, rotation, watched) = (s.clone(), rotation.clone(), watched.clone());
+            tokio::spawn(async move {
+                let pick = |n| pick(&rotation, if oldest { 0 } else { n });
+                let cursor = cursor_now(&s, &pick(0)).await.expect("a first cursor");
+                wait_loop(&s, pick, cursor, watched).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let injector = {
+        let (s, running) = (s.clone(), running.clone());
+        tokio::spawn(async move {
+            let mut ids = Vec::new();
+            while !running.is_cancelled() {
+                let body = format!("inbound {}", ids.len());
+                let id = format!("roll-in-{}", ids.len());
+                let msg = text(&person("972503330001"), &id, minutes_ago(1), &body);
+                ids.push(s.stack.inject(msg).await.expect("inject"));
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            ids
+        })
+    };
 
     // Replace each gateway in turn: the new one joins; the old one is stopped (it drains) and
     // leaves the rotation 200 ms later, as a proxy's health check notices — calls sent to it
@@ -111,6 +105,27 @@ async fn a_rolling_restart_of_three_gateways_loses_and_repeats_no_send() -> anyh
     running.cancel();
     for c in clients {
         c.await?;
+    }
+    let injected = injector.await?;
+    target.send_replace(Some(injected.len()));
+    for (w, waiter) in waiters.into_iter().enumerate() {
+        let waited = waiter.await?;
+        println!(
+            "wait loop {w}: {} messages, {} waits cut short, {} calls retried",
+            waited.seen.len(),
+            waited.cut,
+            waited.retried
+        );
+        assert_eq!(
+            waited.seen, injected,
+            "wait loop {w}: missed, repeated or reordered"
+        );
+        if w == 0 {
+            assert!(
+                waited.cut + waited.retried >= 3,
+                "the gateways' drains never met a wait: {waited:?}"
+            );
+        }
     }
 
     let fates = fates.lock().expect("fates").clone();

@@ -38,7 +38,7 @@ pub(crate) fn spawn_worker(stack: &wazap_tests::Stack) -> anyhow::Result<tokio::
 }
 
 /// The lease row: (epoch, holder).
-async fn lease(s: &Sending) -> anyhow::Result<(i64, String)> {
+pub(crate) async fn lease(s: &Sending) -> anyhow::Result<(i64, String)> {
     let row = s
         .stack
         .pool
@@ -53,7 +53,7 @@ async fn lease(s: &Sending) -> anyhow::Result<(i64, String)> {
 }
 
 /// Until the lease's epoch passes `after` and a worker answers `ping`.
-async fn served_after(s: &Sending, after: i64, within: Duration) -> anyhow::Result<i64> {
+pub(crate) async fn served_after(s: &Sending, after: i64, within: Duration) -> anyhow::Result<i64> {
     let deadline = Instant::now() + within;
     loop {
         let (epoch, _) = lease(s).await?;
@@ -276,40 +276,6 @@ async fn a_standby_takes_over_a_killed_worker_within_10_s_and_nothing_repeats() 
     Ok(())
 }
 
-/// A nats-server of the test's own on a free loopback port, killed on drop.
-struct ThrowawayNats {
-    url: String,
-    child: tokio::process::Child,
-}
-
-impl ThrowawayNats {
-    async fn start() -> anyhow::Result<Self> {
-        let bin =
-            std::env::var("WAZAP_TEST_NATS_SERVER").unwrap_or_else(|_| "nats-server".to_owned());
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let child = tokio::process::Command::new(bin)
-            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            anyhow::ensure!(Instant::now() < deadline, "nats-server did not come up");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Ok(Self {
-            url: format!("nats://127.0.0.1:{port}"),
-            child,
-        })
-    }
-}
-
 /// The holder loses NATS (its server dies) while Postgres is fine: it gives the lease up after
 /// 5 s and exits with an error, and the standby, which reaches NATS, takes over and answers.
 #[tokio::test]
@@ -320,9 +286,9 @@ async fn a_holder_cut_off_from_nats_gives_the_lease_to_a_standby_that_is_not() -
     let (before, _) = lease(&s).await?;
 
     // The holder talks to a NATS of its own; the standby and the clients to the shared one.
-    let mut cut_off = ThrowawayNats::start().await?;
+    let mut cut_off = wazap_tests::fault::NatsServer::start().await?;
     let mut config = s.stack.worker_config();
-    config.nats_url = cut_off.url.clone();
+    config.nats_url = cut_off.url();
     let holder = tokio::spawn(wazap_worker::run(config, CancellationToken::new()));
     let deadline = Instant::now() + Duration::from_secs(30);
     while lease(&s).await?.0 == before {
@@ -338,8 +304,8 @@ async fn a_holder_cut_off_from_nats_gives_the_lease_to_a_standby_that_is_not() -
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(lease(&s).await?.0, held, "the standby took a held lease");
 
-    cut_off.child.start_kill()?;
     let cut = Instant::now();
+    cut_off.kill().await?;
     let taken = served_after(&s, held, Duration::from_secs(15)).await?;
     let took = cut.elapsed();
     println!("takeover after the holder lost NATS: {took:?}");

@@ -40,7 +40,12 @@ pub(crate) struct Sending {
 
 impl Sending {
     pub(crate) async fn start() -> anyhow::Result<Self> {
-        let stack = Stack::start(ConnectorKind::Sim).await?;
+        Self::on(Stack::start(ConnectorKind::Sim).await?).await
+    }
+
+    /// The contacts and the connection on `stack` (a sim worker started otherwise, e.g. on a
+    /// NATS server of the test's own).
+    pub(crate) async fn on(stack: Stack) -> anyhow::Result<Self> {
         let chat = contact(&stack, "972503330001", "Dana").await?;
         let other = contact(&stack, "972503330002", "Eli").await?;
         let (grant, token) = connection_with_token(&stack, SendMode::All, vec![]).await?;

@@ -1,0 +1,92 @@
+//! A throwaway nats-server for one test, so a test can kill NATS and start it again (same port,
+//! same JetStream store, as a restarted deployment would) without touching the machine's server.
+//!
+//! It runs `WAZAP_TEST_NATS_SERVER` (`scripts/services.sh` exports a JetStream-capable one),
+//! else `nats-server` from the `PATH`, on 127.0.0.1 and a free port, with JetStream on (the
+//! gateway's media bucket needs it, DESIGN §8) and its store in a fresh temporary directory.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::process::{Child, Command};
+
+/// A running (or killed) throwaway nats-server; dropping it kills it and removes its store.
+#[derive(Debug)]
+pub struct NatsServer {
+    port: u16,
+    store: PathBuf,
+    child: Option<Child>,
+}
+
+impl NatsServer {
+    /// Start one on a free loopback port and wait until it accepts connections.
+    pub async fn start() -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let store = std::env::temp_dir().join(format!("wazap-nats-{}", crate::random_hex(6)));
+        let mut server = Self {
+            port,
+            store,
+            child: None,
+        };
+        server.start_again().await?;
+        Ok(server)
+    }
+
+    /// `nats://127.0.0.1:<port>` (the same across restarts).
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Kill it (SIGKILL, as a crash would) and wait until it is gone: every client's
+    /// connection ends.
+    pub async fn kill(&mut self) -> anyhow::Result<()> {
+        if let Some(mut child) = self.child.take() {
+            child.start_kill()?;
+            child.wait().await?;
+        }
+        Ok(())
+    }
+
+    /// Start it (again) on the same port and store, and wait until it accepts connections.
+    pub async fn start_again(&mut self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.child.is_none(), "nats-server is already running");
+        let bin =
+            std::env::var("WAZAP_TEST_NATS_SERVER").unwrap_or_else(|_| "nats-server".to_owned());
+        let child = Command::new(bin)
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
+            .arg(&self.store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+            .await
+            .is_err()
+        {
+            anyhow::ensure!(Instant::now() < deadline, "nats-server did not come up");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.start_kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
