@@ -261,6 +261,10 @@ pub struct AccountView {
     /// A short human explanation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Caveats about the archive the owner should know now (e.g. it cannot be written), in
+    /// the same words the read tools' `notes` use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// `owner_account_action`.

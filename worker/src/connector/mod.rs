@@ -34,6 +34,14 @@ pub trait Connector: Send + Sync + 'static {
     /// Whether the connector can ever send (`demo` cannot).
     fn can_send(&self) -> bool;
 
+    /// Caveats about `account_id`'s archive right now that the user should hear (the read
+    /// tools' `notes`, the dashboard), beyond what its state says; fixed wordings, never
+    /// message contents.
+    fn notes(&self, account_id: &str) -> Vec<&'static str> {
+        let _ = account_id;
+        Vec::new()
+    }
+
     /// Ask the phone for history of `chat_id` older than what the archive has, and wait (bounded
     /// by `wait`) until it has been archived. Returns how many messages arrived in time.
     fn fetch_older(

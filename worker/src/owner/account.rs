@@ -18,6 +18,11 @@ pub fn view(connector: &DynConnector) -> AccountView {
         qr_expires_at: pairing.qr_expires_at,
         pairing_code: pairing.pairing_code,
         detail: pairing.detail,
+        notes: connector
+            .notes(DEFAULT_ACCOUNT)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
     }
 }
 

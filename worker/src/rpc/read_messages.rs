@@ -292,6 +292,11 @@ async fn previews(
 /// Shape a page into the answer, with the session's sync state and its caveats.
 fn respond(state: &AppState, page: Page, req: &ReadMessagesRequest) -> ReadMessagesResponse {
     let sync = state.connector.state(&page.account);
+    let notes = sync_note(sync)
+        .into_iter()
+        .chain(state.connector.notes(&page.account))
+        .map(str::to_owned)
+        .collect();
     let messages: Vec<_> = page.found.into_iter().map(|m| m.message).collect();
     ReadMessagesResponse {
         account_id: page.account,
@@ -300,7 +305,7 @@ fn respond(state: &AppState, page: Page, req: &ReadMessagesRequest) -> ReadMessa
         messages,
         sync,
         preview_count: page.previews.len() as u32,
-        notes: sync_note(sync).map(str::to_owned).into_iter().collect(),
+        notes,
         unconfirmed_sends: page.unconfirmed,
         older: page.older,
         omitted: page.omitted,

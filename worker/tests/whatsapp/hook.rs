@@ -35,6 +35,7 @@ async fn ok_only_after_the_commit_and_err_when_it_fails() {
         account: DEFAULT_ACCOUNT.to_owned(),
         linked: Default::default(),
         redeliver: wazap_worker::connector::whatsapp::hook::Redeliver::new(h.pool.clone()),
+        stall: Default::default(),
     };
     let batch = [
         inbound(text("first"), info(ALICE, Some(ALICE), "A1")),

@@ -9,7 +9,7 @@ use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_worker::config::Network;
 use wazap_worker::connector::outbound::{Receipt as Recorded, ReceiptKind, Receipts};
 use wazap_worker::connector::whatsapp::events;
-use wazap_worker::connector::whatsapp::session::Shared;
+use wazap_worker::connector::whatsapp::shared::Shared;
 use wazap_worker::send::journal::{self, Reservation, Reserved};
 use wazap_worker::send::receipts::JournalReceipts;
 use whatsapp_rust::types::events::{Event, Receipt};

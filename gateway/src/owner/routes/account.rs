@@ -18,7 +18,7 @@ use super::{OwnerError, json, page_session};
 use crate::owner::OwnerState;
 use crate::owner::html::{esc, page as frame};
 
-/// `GET /api/account` → `{"account_id", "state", "qr"?, "pairing_code"?, "detail"?}`.
+/// `GET /api/account` → `{"account_id", "state", "qr"?, "pairing_code"?, "detail"?, "notes"?}`.
 pub(super) async fn get(
     State(state): State<Arc<OwnerState>>,
     headers: HeaderMap,
@@ -80,7 +80,7 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
         SyncState::Demo => "The demo connector: a built-in sample archive.",
     };
     let mut body = format!(
-        r#"<section class="card"><p>Account <code>{id}</code>: <span class="state {s}" id="account-state">{s}</span></p><p>{explain}</p>{detail}</section>"#,
+        r#"<section class="card"><p>Account <code>{id}</code>: <span class="state {s}" id="account-state">{s}</span></p><p>{explain}</p>{detail}{notes}</section>"#,
         id = esc(&account.account_id),
         s = st.as_str(),
         detail = account
@@ -88,6 +88,11 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
             .as_deref()
             .map(|d| format!("<p>{}</p>", esc(d)))
             .unwrap_or_default(),
+        notes = account
+            .notes
+            .iter()
+            .map(|n| format!(r#"<p class="note" role="status">{}</p>"#, esc(n)))
+            .collect::<String>(),
     );
     if st == SyncState::Unpaired {
         body.push_str(

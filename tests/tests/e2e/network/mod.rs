@@ -17,6 +17,7 @@ mod phones;
 mod resend;
 mod sending;
 mod session;
+mod stalled_archive;
 
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
 use whatsapp_rust::Client;
 use whatsapp_rust::types::events::Event;
 
@@ -17,45 +16,104 @@ use super::history;
 use super::hook;
 use super::map;
 use super::people;
+use super::queue;
 use super::receipts;
-use super::session::Shared;
+use super::shared::Shared;
+use super::stall::Source;
 use crate::archive::jid::Jid as ArchiveJid;
 use crate::archive::{ContactUpdate, GroupUpdate};
 
-/// The longest pause between attempts at an event while Postgres is unavailable.
+/// The longest pause between attempts at an event while the archive cannot commit.
 const MAX_PAUSE: Duration = Duration::from_secs(5);
 
-/// Archive work from events, one at a time in arrival order, until the channel closes. An
-/// event whose work fails because Postgres is unavailable is tried again (backing off to 5 s)
-/// until it succeeds, holding the events after it: a history page is never dropped for a
-/// database restart. Only an error retrying cannot fix drops the event, logged; so does a
-/// session that ends while Postgres is still down.
-pub async fn drain(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Arc<Event>>) {
-    while let Some(event) = rx.recv().await {
+/// Archive work from events, one at a time in arrival order, until the queue closes. An event
+/// whose work fails for a reason that can pass (Postgres unavailable, or any refusal that is
+/// not about the data itself: a timeout, a lock, a conflict, a full disk) is tried again
+/// (backing off to 5 s) until it succeeds, holding the events after it — and, once the queue is
+/// full, the client that produces them ([`super::queue`]). Meanwhile the connector says the
+/// archive cannot commit ([`super::stall`]). Only an event the archive refuses as bad data, or
+/// that cannot be read at all, is dropped, logged without its contents.
+pub async fn drain(shared: Arc<Shared>, mut rx: queue::Receiver<Arc<Event>>) {
+    while let Some(queued) = rx.recv().await {
+        let event = &queued.item;
         let mut pause = Duration::from_millis(100);
         let mut waited = false;
         loop {
+            let attempt = shared.stall.attempt(Source::Drain);
             match work(&shared, event.clone()).await {
                 Ok(()) => {
+                    attempt.committed();
                     if waited {
-                        tracing::info!("Postgres is back; event archived");
+                        tracing::info!(
+                            event = kind(event),
+                            "the archive commits again; event archived"
+                        );
                     }
                     break;
                 }
-                Err(e) if crate::db::is_unavailable(&e) && !rx.is_closed() => {
+                Err(e) if passing(&e) && !rx.is_closed() => {
+                    attempt.failed();
                     if !waited {
-                        tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event waits for Postgres");
+                        tracing::warn!(
+                            event = kind(event),
+                            error = %format!("{e:#}"),
+                            "archiving a WhatsApp event waits until the archive can commit"
+                        );
                         waited = true;
                     }
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);
                 }
                 Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "archiving a WhatsApp event failed; dropped");
+                    tracing::warn!(
+                        event = kind(event),
+                        error = %format!("{e:#}"),
+                        "archiving a WhatsApp event failed for good; dropped"
+                    );
                     break;
                 }
             }
         }
+    }
+}
+
+/// True when `err` can pass by waiting: Postgres unavailable, the pool, or a Postgres refusal
+/// other than a data exception (class 22) or an integrity violation (class 23), the two that
+/// say the event itself is wrong. Errors from anywhere else (a blob that does not inflate, a
+/// message that does not map) are about the event too.
+pub fn passing(err: &anyhow::Error) -> bool {
+    if crate::db::is_unavailable(err) {
+        return true;
+    }
+    for cause in err.chain() {
+        if cause
+            .downcast_ref::<deadpool_postgres::PoolError>()
+            .is_some()
+        {
+            return true;
+        }
+        if let Some(e) = cause.downcast_ref::<tokio_postgres::Error>() {
+            return match e.code() {
+                Some(code) => !["22", "23"].contains(&&code.code()[..2]),
+                None => true,
+            };
+        }
+    }
+    false
+}
+
+/// An event's kind for the logs (never its contents).
+fn kind(event: &Event) -> &'static str {
+    match event {
+        Event::HistorySync(_) => "history",
+        Event::Messages(_) => "messages",
+        Event::UndecryptableMessage(_) => "undecryptable",
+        Event::ContactUpdate(_) => "contact",
+        Event::PairSuccess(_) => "paired",
+        Event::Connected(_) => "connected",
+        Event::Receipt(_) => "receipt",
+        Event::GroupUpdate(_) => "group",
+        _ => "other",
     }
 }
 

@@ -20,6 +20,7 @@ use whatsapp_rust::{Client, InboundDurabilityHook};
 
 use super::map;
 use super::people::{self, Linked};
+use super::stall::{Source, Stall};
 use crate::archive::{Archive, IngestOutcome};
 
 /// How long the hook waits for the archive's commit. A Postgres that hangs (a blackholed link,
@@ -40,6 +41,8 @@ pub struct ArchiveHook {
     pub linked: Arc<Linked>,
     /// The reconnect after a failed commit.
     pub redeliver: Redeliver,
+    /// Where a commit that waits or fails is reported, so the user is told.
+    pub stall: Arc<Stall>,
 }
 
 /// After a failed commit: once Postgres answers again, reconnect (once, however many batches
@@ -99,6 +102,7 @@ impl InboundDurabilityHook for ArchiveHook {
         client: Arc<Client>,
         batch: &[InboundMessage],
     ) -> anyhow::Result<()> {
+        let attempt = self.stall.attempt(Source::Hook);
         let committing = commit(
             &self.archive,
             &self.account,
@@ -119,10 +123,19 @@ impl InboundDurabilityHook for ArchiveHook {
                 ))
             }
         };
-        if result.is_err() {
-            self.redeliver.arm(client);
+        match result {
+            // Only protocol traffic: nothing was written, so nothing is known about the archive.
+            Ok(outcomes) if outcomes.is_empty() => Ok(()),
+            Ok(_) => {
+                attempt.committed();
+                Ok(())
+            }
+            Err(e) => {
+                attempt.failed();
+                self.redeliver.arm(client);
+                Err(e)
+            }
         }
-        result.map(|_| ())
     }
 }
 

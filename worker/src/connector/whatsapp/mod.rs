@@ -1,7 +1,8 @@
 //! The real WhatsApp connector, on whatsapp-rust 0.7.0 (pinned: its API churns between minor
 //! versions). One linked device per worker, its keys in the SQLite device store under
 //! `WAZAP_DATA_DIR` ([`store`]), connected to WhatsApp or a local test network ([`network`]). [`session`] runs the client and folds its events into a
-//! truthful state ([`status`]) and hands archive work to [`events`]; inbound messages are archived before WhatsApp's ack is
+//! truthful state ([`status`]; [`stall`] while the archive cannot commit) and hands archive
+//! work to [`events`] through a bounded [`queue`] ([`shared`] holds the handler); inbound messages are archived before WhatsApp's ack is
 //! released ([`hook`]); [`map`] turns protobufs into archive messages; [`people`] links a
 //! person's LID and phone forms into one chat; [`groups`] writes group notifications as
 //! `system` messages; [`history`] walks history blobs and asks the phone for older history;
@@ -17,9 +18,12 @@ pub mod map;
 pub mod media;
 pub mod network;
 pub mod people;
+pub mod queue;
 pub mod receipts;
 pub mod send;
 pub mod session;
+pub mod shared;
+pub mod stall;
 pub mod status;
 pub mod store;
 pub mod thumbnail;
@@ -34,7 +38,8 @@ use tokio::sync::{mpsc, oneshot};
 use wazap_shared::wire::SyncState;
 
 use self::network::Connect as _;
-use self::session::{Control, Shared};
+use self::session::Control;
+use self::shared::Shared;
 use self::store::StorePaths;
 use crate::archive::{Archive, Inbound};
 use crate::config::Network;
@@ -157,12 +162,22 @@ impl WhatsappConnector {
 }
 
 impl Connector for WhatsappConnector {
+    /// The session's state; a live session whose archive cannot commit is still catching up
+    /// (what arrives waits, unacknowledged, until it can).
     fn state(&self, _account_id: &str) -> SyncState {
-        self.shared.status().sync(Utc::now())
+        let state = self.shared.status().sync(Utc::now());
+        if state == SyncState::Live && self.shared.stall.note().is_some() {
+            return SyncState::CatchingUp;
+        }
+        state
     }
 
     fn can_send(&self) -> bool {
         true
+    }
+
+    fn notes(&self, _account_id: &str) -> Vec<&'static str> {
+        self.shared.stall.note().into_iter().collect()
     }
 
     fn fetch_older(

@@ -4,143 +4,29 @@
 //! capped at 15 min); this loop restarts a client whose run ended unexpectedly, with its own
 //! backoff ([`restart_delay`]). Logged out and stream replaced never restart by themselves.
 //!
-//! Events reach [`Forward`] synchronously in arrival order: acks and the state fold happen
-//! there at once; archive work (history, contacts, groups, undecryptable messages) and the
-//! receipts of sent messages go to [`super::events::drain`].
+//! Each client reports its events to [`Forward`] ([`super::shared`]).
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
-use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use whatsapp_rust::Client;
 use whatsapp_rust::bot::{Bot, BotHandle};
 use whatsapp_rust::pair_code::PairCodeOptions;
-use whatsapp_rust::types::events::{Event, EventHandler};
 use whatsapp_rust::wacore::store::DevicePropsOverride;
 use whatsapp_rust::wacore::store::device::default_history_sync_config;
 
-use super::history::Pending;
 use super::hook::ArchiveHook;
 use super::network::Connect as _;
-use super::people::Linked;
-use super::send::Acks;
+use super::shared::{Forward, Shared};
 use super::status::{Phase, Status};
 use super::store::{StoreLock, StorePaths};
-use crate::archive::Archive;
-use crate::config::Network;
-use crate::connector::outbound::DynReceipts;
 use crate::connector::{AccountAction, ControlError};
 
 /// How long a pairing-code request waits for the socket.
 const SOCKET_WAIT: Duration = Duration::from_secs(30);
 /// How long shutdown waits for the client to flush and stop.
 const STOP_WAIT: Duration = Duration::from_secs(10);
-
-/// What the connector and the loop share.
-pub struct Shared {
-    /// The folded session state.
-    pub status: Mutex<Status>,
-    /// The running client, if any.
-    pub client: RwLock<Option<Arc<Client>>>,
-    /// Sends waiting for their server ack.
-    pub acks: Acks,
-    /// On-demand history requests waiting for their answer.
-    pub pending: Pending,
-    /// The archive.
-    pub archive: Archive,
-    /// The archive's database (names for group notifications, anchors for older history).
-    pub pool: Pool,
-    /// LID ↔ phone pairs already linked in the archive.
-    pub linked: Arc<Linked>,
-    /// The account this device belongs to.
-    pub account: String,
-    /// Where the client connects.
-    pub network: Network,
-    /// The reconnect after a failed archive commit.
-    pub redeliver: super::hook::Redeliver,
-    /// Where delivery and read receipts of sent messages are recorded.
-    pub receipts: DynReceipts,
-    /// Archive work from events, in arrival order.
-    work: mpsc::UnboundedSender<Arc<Event>>,
-}
-
-impl Shared {
-    /// A new shared state and the receiver [`super::events::drain`] consumes.
-    pub fn new(
-        archive: Archive,
-        pool: Pool,
-        account: String,
-        network: Network,
-        receipts: DynReceipts,
-    ) -> (Arc<Self>, mpsc::UnboundedReceiver<Arc<Event>>) {
-        let (work, rx) = mpsc::unbounded_channel();
-        let redeliver = super::hook::Redeliver::new(pool.clone());
-        let shared = Arc::new(Self {
-            status: Mutex::new(Status::default()),
-            client: RwLock::new(None),
-            acks: Acks::default(),
-            pending: Pending::default(),
-            archive,
-            pool,
-            linked: Arc::default(),
-            account,
-            network,
-            redeliver,
-            receipts,
-            work,
-        });
-        (shared, rx)
-    }
-
-    /// The folded state (poison-tolerant).
-    pub fn status(&self) -> std::sync::MutexGuard<'_, Status> {
-        self.status.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The running client.
-    pub fn client(&self) -> Option<Arc<Client>> {
-        self.client
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    fn set_client(&self, client: Option<Arc<Client>>) {
-        *self.client.write().unwrap_or_else(|p| p.into_inner()) = client;
-    }
-
-    /// Handle one client event: acks and state now, archive work queued.
-    pub fn on_event(&self, event: Arc<Event>) {
-        self.acks.on_event(&event);
-        self.status().apply(&event, Utc::now());
-        let queue = match &*event {
-            Event::Messages(b) => !b.hook_committed,
-            Event::HistorySync(_)
-            | Event::ContactUpdate(_)
-            | Event::GroupUpdate(_)
-            | Event::UndecryptableMessage(_)
-            | Event::PairSuccess(_)
-            | Event::Connected(_) => true,
-            Event::Receipt(r) => super::receipts::kind(&r.r#type).is_some(),
-            _ => false,
-        };
-        if queue {
-            let _ = self.work.send(event);
-        }
-    }
-}
-
-/// The event handler registered on each client.
-pub struct Forward(pub Arc<Shared>);
-
-impl EventHandler for Forward {
-    fn handle_event(&self, event: Arc<Event>) {
-        self.0.on_event(event);
-    }
-}
 
 /// An owner action for the loop, with where to answer.
 pub struct Control {
@@ -256,6 +142,7 @@ pub async fn start(
             account: shared.account.clone(),
             linked: shared.linked.clone(),
             redeliver: shared.redeliver.clone(),
+            stall: shared.stall.clone(),
         })
         .with_device_props(
             DevicePropsOverride::new()
