@@ -3,6 +3,7 @@
 //! Each op is a type implementing [`Rpc`]: its subject suffix, request and response types and
 //! deadline live together, so both sides agree by construction. Replies are [`Reply`] envelopes.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_nats::{Client, HeaderMap, RequestErrorKind};
@@ -107,11 +108,35 @@ pub async fn call<R: Rpc>(
         .headers(headers)
         .payload(body.into())
         .timeout(Some(timeout));
-    let msg = client
-        .send_request(subjects.rpc(R::OP), req)
-        .await
-        .map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?;
+    let connects = client.statistics().connects.load(Ordering::Relaxed);
+    let msg = tokio::select! {
+        biased;
+        reply = client.send_request(subjects.rpc(R::OP), req) => {
+            reply.map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?
+        }
+        () = reconnected_since(client, connects) => {
+            return Err(request_error(RequestErrorKind::Other, R::MAY_TRANSMIT));
+        }
+    };
     decode_reply::<R::Response>(&msg.payload)
+}
+
+/// How long a request still waits for its reply once its client has reconnected since the
+/// request left.
+const AFTER_RECONNECT: Duration = Duration::from_secs(2);
+
+/// Resolves [`AFTER_RECONNECT`] after `client` reconnected (its connection count passed
+/// `connects`, read as the request left; the first connection of a client that had none is not
+/// a reconnection). A reply crossing a restarted NATS server is often lost — the worker's
+/// answer flushed before this client subscribed again, or the request gone with the server —
+/// and would otherwise hold the caller until its deadline (30 s for a read); by then a live
+/// reply has had time to come.
+async fn reconnected_since(client: &Client, connects: u64) {
+    let statistics = client.statistics();
+    while statistics.connects.load(Ordering::Relaxed) <= connects.max(1) {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    tokio::time::sleep(AFTER_RECONNECT).await;
 }
 
 /// What a failed request means to the caller. No responders: nothing took it
