@@ -160,6 +160,10 @@ pub struct SetAccount {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArmSendFault {
+    /// Wait this long before transmitting (as a slow media upload): the send is reserved and
+    /// handed over, nothing has left yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transmit_delay_ms: Option<u64>,
     /// Fail before transmission (as a failed media upload): nothing is transmitted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fail_upload: bool,

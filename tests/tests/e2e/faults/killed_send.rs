@@ -1,7 +1,8 @@
 //! A worker SIGKILLed at a send's steps (#25 item 7), then started again: before the
-//! reservation commits, after the hand-over before WhatsApp's ack, and after the ack before the
-//! final state is journaled. Each step is held by something real — a row lock on the key
-//! counter or on the journal row, or the sim's delayed ack — while the worker, a child process
+//! reservation commits, after it before anything left (the hand-over under way), after the
+//! transmission before WhatsApp's ack, and after the ack before the final state is journaled.
+//! Each step is held by something real — a row lock on the key counter or on the journal row,
+//! the sim's slow upload or its delayed ack — while the worker, a child process
 //! (`ops::standby::worker_process`), is killed. Then the key is retried on a new worker: no key
 //! transmits twice, and the answer is what the journal says.
 
@@ -103,7 +104,24 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
     call.abort();
     assert_eq!(journal_state(&s, "before-reserve").await?, None);
 
-    // 2. After the hand-over, before the ack: the sim acknowledges after 30 s.
+    // 2. After the reservation, before anything left: the sim's upload takes 30 s.
+    let mut worker = worker_process(&s).await?;
+    s.arm(ArmSendFault {
+        transmit_delay_ms: Some(30_000),
+        ..Default::default()
+    })
+    .await?;
+    let call = fire(&s, "before-transmit");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while journal_state(&s, "before-transmit").await?.is_none() {
+        anyhow::ensure!(Instant::now() < deadline, "never reserved");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.start_kill()?;
+    worker.wait().await?;
+    call.abort();
+
+    // 3. After the transmission, before the ack: the sim acknowledges after 30 s.
     let mut worker = worker_process(&s).await?;
     s.arm(ArmSendFault {
         ack_delay_ms: Some(30_000),
@@ -124,7 +142,7 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
         Some("transmitting")
     );
 
-    // 3. After the ack, before the final state: the journal row is locked, `accepted` waits.
+    // 4. After the ack, before the final state: the journal row is locked, `accepted` waits.
     let mut worker = worker_process(&s).await?;
     s.arm(ArmSendFault {
         ack_delay_ms: Some(1_000),
@@ -158,13 +176,13 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
         (SendState::Accepted, false),
         "a key whose reservation never committed is sent, once"
     );
-    for key in ["before-ack", "before-final"] {
+    for key in ["before-transmit", "before-ack", "before-final"] {
         let again = s.text(&s.chat, key, "killed").await?;
         assert!(again.duplicate, "{key} was sent again");
         assert_eq!(
             again.state,
             SendState::OutcomeUnknown,
-            "{key}: it went out, its outcome was not journaled"
+            "{key}: it may have gone out, its outcome was not journaled"
         );
     }
     let transmitted = s.transmissions().await?;
@@ -172,6 +190,21 @@ async fn a_worker_killed_at_each_send_step_never_sends_a_key_twice() -> anyhow::
         transmitted.len(),
         sent_before + 1,
         "only the never-reserved key went out now"
+    );
+    let held: String = s
+        .stack
+        .pool
+        .get()
+        .await?
+        .query_one(
+            "select wa_id from send_journal where request_id = 'before-transmit'",
+            &[],
+        )
+        .await?
+        .get(0);
+    assert!(
+        transmitted.iter().all(|t| t.wa_id != held),
+        "the key killed before it left went out"
     );
     let mut ids: Vec<_> = transmitted.iter().map(|t| t.wa_id.clone()).collect();
     ids.sort();

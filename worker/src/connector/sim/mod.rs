@@ -15,7 +15,7 @@
 //! | `upsert_group` | `{"jid", "name", "participants": [jid]}` | group; `ids: [chat_id]` |
 //! | `set_state` | `{"state": "live" \| "offline" \| …}` | the session state reads report (default `live`) |
 //! | `set_account` | `{"own_jid"?, "own_lid"?}` | the account's own JIDs (for `mentions_me`) |
-//! | `arm_send_fault` | `ArmSendFault` | a fault for the next send: `fail_upload`, `no_ack` (+ `no_ack_wait_ms`), `ack_delay_ms`, `error_after_transmit`, `crash_after_transmit` |
+//! | `arm_send_fault` | `ArmSendFault` | a fault for the next send: `transmit_delay_ms`, `fail_upload`, `no_ack` (+ `no_ack_wait_ms`), `ack_delay_ms`, `error_after_transmit`, `crash_after_transmit` |
 //! | `transmissions` | `{}` | answers `{"ok": {"transmissions": [...]}}`: the log of what was sent (Postgres, survives crashes) |
 //!
 //! Sends (only `live` or `catching_up`) are logged, then acknowledged at once unless a fault

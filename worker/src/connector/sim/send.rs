@@ -104,6 +104,9 @@ impl SimSender {
             .expect("sim fault lock")
             .take()
             .unwrap_or_default();
+        if let Some(ms) = fault.transmit_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         if fault.fail_upload {
             return Err(SendError::BeforeTransmission(anyhow::anyhow!(
                 "sim: the upload failed (armed fault)"
