@@ -6,6 +6,17 @@ use wazap_worker::config::ConnectorKind;
 
 use super::{Owner, PASSWORD, login_raw};
 
+/// The throttle's failure count.
+async fn failures(stack: &Stack) -> anyhow::Result<i32> {
+    let row = stack
+        .pool
+        .get()
+        .await?
+        .query_one("select failures from owner_login_throttle", &[])
+        .await?;
+    Ok(row.get(0))
+}
+
 #[tokio::test]
 async fn login_issues_a_fresh_session_and_logout_ends_it() -> anyhow::Result<()> {
     let stack = Stack::start(ConnectorKind::Sim).await?;
@@ -99,13 +110,7 @@ async fn failed_logins_are_throttled_even_for_the_right_password() -> anyhow::Re
         .await?;
     let ok = login_raw(&gw, PASSWORD, None).await?;
     assert_eq!(ok.status, 200, "{}", ok.text);
-    let failures: i32 = stack
-        .pool
-        .get()
-        .await?
-        .query_one("select failures from owner_login_throttle", &[])
-        .await?
-        .get(0);
+    let failures = failures(&stack).await?;
     assert_eq!(failures, 0);
     Ok(())
 }
@@ -132,13 +137,7 @@ async fn a_burst_of_wrong_passwords_is_throttled_as_one() -> anyhow::Result<()> 
             other => panic!("a wrong password answered {other}: {}", answer.text),
         }
     }
-    let failures: i32 = stack
-        .pool
-        .get()
-        .await?
-        .query_one("select failures from owner_login_throttle", &[])
-        .await?
-        .get(0);
+    let failures = failures(&stack).await?;
     println!("{checked} checked, {refused} refused before hashing");
     // Each checked attempt counted; the free allowance plus the attempts after each lock
     // lapsed (1 s, then 2 s) on a slow machine — never the burst.
