@@ -1,13 +1,15 @@
-//! What container the bytes really are, from their magic numbers (DESIGN §5): JPEG, PNG, MP4
-//! (video or audio brands), Ogg with an `OpusHead` first packet, MP3. Nothing is parsed beyond
-//! the first bytes; anything else is [`Container::Unknown`].
+//! What container the bytes really are (DESIGN §5): JPEG, PNG, MP4 (video or audio brands), Ogg
+//! with an `OpusHead` first packet, MP3. JPEG and PNG are walked to their end — every segment
+//! or chunk within the data, the end marker last, nothing after it (a file that is also another
+//! format, a polyglot, is refused) — so what WhatsApp is handed is an image, not just its first
+//! bytes; the others are recognised by their headers. Anything else is [`Container::Unknown`].
 
 /// A recognised container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Container {
-    /// `FF D8 FF`.
+    /// SOI, a chain of whole segments (entropy-coded data after SOS), EOI at the very end.
     Jpeg,
-    /// The 8-byte PNG signature.
+    /// The PNG signature, `IHDR` (13 bytes) first, whole chunks, `IEND` at the very end.
     Png,
     /// An ISO-BMFF `ftyp` box with a video brand.
     Mp4Video,
@@ -32,9 +34,17 @@ const VIDEO_BRANDS: [&[u8; 4]; 13] = [
 /// The container of `bytes`.
 pub(crate) fn sniff(bytes: &[u8]) -> Container {
     if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Container::Jpeg
-    } else if bytes.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        Container::Png
+        if jpeg_complete(bytes) {
+            Container::Jpeg
+        } else {
+            Container::Unknown
+        }
+    } else if let Some(chunks) = bytes.strip_prefix(PNG_SIGNATURE) {
+        if png_complete(chunks) {
+            Container::Png
+        } else {
+            Container::Unknown
+        }
     } else if let Some(brands) = ftyp_brands(bytes) {
         // The major brand decides; an unknown major brand falls back to the compatible list.
         let is = |list: &[&[u8; 4]], b: &[u8]| list.iter().any(|x| x.as_slice() == b);
@@ -60,6 +70,84 @@ pub(crate) fn sniff(bytes: &[u8]) -> Container {
         Container::Mp3
     } else {
         Container::Unknown
+    }
+}
+
+const PNG_SIGNATURE: &[u8] = &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+
+/// PNG chunks after the signature: `IHDR` of 13 bytes first, each chunk (length, type, data,
+/// CRC) within the data, `IEND` (empty) last and ending the data. CRCs are not checked: a
+/// damaged chunk is the decoder's problem, not a disguise.
+fn png_complete(mut chunks: &[u8]) -> bool {
+    let mut first = true;
+    loop {
+        let Some(header) = chunks.get(..8) else {
+            return false;
+        };
+        let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let kind = &header[4..8];
+        let Some(rest) = len.checked_add(12).and_then(|whole| chunks.get(whole..)) else {
+            return false;
+        };
+        if first && (kind != b"IHDR" || len != 13) {
+            return false;
+        }
+        if kind == b"IEND" {
+            return len == 0 && rest.is_empty();
+        }
+        first = false;
+        chunks = rest;
+    }
+}
+
+/// A JPEG from SOI to EOI: after SOI, markers (fill bytes `FF` allowed) each followed by a
+/// segment whose length stays within the data — standalone markers (`TEM`, `RSTn`) have none —
+/// and after each SOS the entropy-coded data up to the next marker that is not a stuffed
+/// `FF 00` or a restart; EOI must end the data.
+fn jpeg_complete(bytes: &[u8]) -> bool {
+    let mut i = 2;
+    loop {
+        // A marker: one or more FF, then its code.
+        if bytes.get(i) != Some(&0xFF) {
+            return false;
+        }
+        while bytes.get(i) == Some(&0xFF) {
+            i += 1;
+        }
+        let Some(&code) = bytes.get(i) else {
+            return false;
+        };
+        i += 1;
+        match code {
+            0xD9 => return i == bytes.len(),
+            0x01 | 0xD0..=0xD7 => continue,
+            0x00 | 0xD8 => return false,
+            _ => {}
+        }
+        let Some(len) = bytes
+            .get(i..i + 2)
+            .map(|l| usize::from(l[0]) << 8 | usize::from(l[1]))
+        else {
+            return false;
+        };
+        if len < 2 || i + len > bytes.len() {
+            return false;
+        }
+        i += len;
+        if code == 0xDA {
+            // Entropy-coded data: up to a marker other than a stuffed zero or a restart.
+            loop {
+                let Some(at) = bytes[i..].iter().position(|&b| b == 0xFF) else {
+                    return false;
+                };
+                i += at;
+                match bytes.get(i + 1) {
+                    Some(0x00 | 0xD0..=0xD7) => i += 2,
+                    Some(_) => break,
+                    None => return false,
+                }
+            }
+        }
     }
 }
 
@@ -118,13 +206,19 @@ pub(crate) mod fixtures {
         v
     }
 
-    /// A PNG signature and an IHDR chunk.
+    /// A PNG signature, an IHDR chunk, an (empty) IDAT chunk and IEND.
     pub(crate) fn png() -> Vec<u8> {
         let mut v = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
         v.extend_from_slice(&[0, 0, 0, 13]);
         v.extend_from_slice(b"IHDR");
         v.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
         v.extend_from_slice(&[0x90, 0x77, 0x53, 0xDE]);
+        v.extend_from_slice(&[0, 0, 0, 0]);
+        v.extend_from_slice(b"IDAT");
+        v.extend_from_slice(&[0x35, 0xAF, 0x06, 0x1E]);
+        v.extend_from_slice(&[0, 0, 0, 0]);
+        v.extend_from_slice(b"IEND");
+        v.extend_from_slice(&[0xAE, 0x42, 0x60, 0x82]);
         v
     }
 
@@ -213,5 +307,33 @@ mod tests {
         assert_eq!(sniff(&[0xFF, 0xD8]), Container::Unknown);
         assert_eq!(sniff(&[0xFF, 0xFF, 0xFF, 0xFF]), Container::Unknown);
         assert_eq!(sniff(b""), Container::Unknown);
+    }
+
+    #[test]
+    fn jpeg_and_png_are_walked_to_their_end() {
+        let jpeg = jpeg();
+        let png = png();
+        let mut cases: Vec<(&str, Vec<u8>)> = vec![
+            ("JPEG without EOI", jpeg[..jpeg.len() - 2].to_vec()),
+            ("PNG without IEND", png[..png.len() - 12].to_vec()),
+            ("PNG with a truncated IHDR", png[..20].to_vec()),
+        ];
+        // A segment longer than the data.
+        let mut overrun = jpeg.clone();
+        overrun[5] = 0xF0;
+        cases.push(("JPEG segment overrun", overrun));
+        // A PNG whose first chunk is not IHDR.
+        let mut no_ihdr = png.clone();
+        no_ihdr[12..16].copy_from_slice(b"IDAT");
+        cases.push(("PNG without IHDR first", no_ihdr));
+        // Polyglots: a ZIP after the image's end.
+        for (name, image) in [("JPEG+ZIP", &jpeg), ("PNG+ZIP", &png)] {
+            let mut polyglot = image.clone();
+            polyglot.extend_from_slice(b"PK\x03\x04rest of an archive");
+            cases.push((name, polyglot));
+        }
+        for (name, bytes) in cases {
+            assert_eq!(sniff(&bytes), Container::Unknown, "{name}");
+        }
     }
 }
