@@ -61,12 +61,12 @@ pub(crate) fn sniff(bytes: &[u8]) -> Container {
             Container::Unknown
         }
     } else if bytes.starts_with(b"OggS") {
-        if ogg_first_packet(bytes).is_some_and(|p| p.starts_with(b"OpusHead")) {
+        if ogg_first_packet(bytes).is_some_and(is_opus_head) {
             Container::OggOpus
         } else {
             Container::Unknown
         }
-    } else if bytes.starts_with(b"ID3") || is_mpeg_audio_frame(bytes) {
+    } else if after_id3(bytes).is_some_and(is_mpeg_audio_frame) {
         Container::Mp3
     } else {
         Container::Unknown
@@ -180,6 +180,26 @@ fn ogg_first_packet(bytes: &[u8]) -> Option<&[u8]> {
         .map_or(segments * 255, |i| i * 255 + table[i] as usize);
     let start = 27 + segments;
     bytes.get(start..start + first_len)
+}
+
+/// An Opus identification header (RFC 7845 §5.1): `OpusHead`, version 1, at least one channel,
+/// its 19 bytes whole.
+fn is_opus_head(packet: &[u8]) -> bool {
+    packet.len() >= 19 && packet.starts_with(b"OpusHead") && packet[8] == 1 && packet[9] >= 1
+}
+
+/// The bytes after a leading ID3v2 tag (its 10-byte header, its syncsafe size, a footer when
+/// flagged), or all of them when there is none; `None` for a tag that is not whole.
+fn after_id3(bytes: &[u8]) -> Option<&[u8]> {
+    if !bytes.starts_with(b"ID3") {
+        return Some(bytes);
+    }
+    let header = bytes.get(..10)?;
+    let size = header[6..10].iter().try_fold(0usize, |n, &b| {
+        (b < 0x80).then_some(n << 7 | usize::from(b))
+    })?;
+    let footer = if header[5] & 0x10 != 0 { 10 } else { 0 };
+    bytes.get(10 + size + footer..)
 }
 
 /// An MPEG-1/2 layer III frame header at the start (sync, valid version, layer, bitrate and
@@ -307,6 +327,17 @@ mod tests {
         assert_eq!(sniff(&[0xFF, 0xD8]), Container::Unknown);
         assert_eq!(sniff(&[0xFF, 0xFF, 0xFF, 0xFF]), Container::Unknown);
         assert_eq!(sniff(b""), Container::Unknown);
+        // An ID3 tag with no MPEG frame after it; one whose size runs past the data.
+        assert_eq!(sniff(&mp3_id3()[..10]), Container::Unknown);
+        let mut long_tag = mp3_id3();
+        long_tag[9] = 0x7F;
+        assert_eq!(sniff(&long_tag), Container::Unknown);
+        // OpusHead with 0 channels, or of another version.
+        for (at, value) in [(37, 0), (36, 2)] {
+            let mut bad = ogg(b"OpusHead");
+            bad[at] = value;
+            assert_eq!(sniff(&bad), Container::Unknown, "byte {at} = {value}");
+        }
     }
 
     #[test]
