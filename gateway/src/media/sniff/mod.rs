@@ -45,7 +45,7 @@ pub(crate) fn sniff(bytes: &[u8]) -> Container {
         } else {
             Container::Unknown
         }
-    } else if let Some(brands) = ftyp_brands(bytes) {
+    } else if let Some(brands) = ftyp_brands(bytes).filter(|_| mp4_boxes_whole(bytes)) {
         // The major brand decides; an unknown major brand falls back to the compatible list.
         let is = |list: &[&[u8; 4]], b: &[u8]| list.iter().any(|x| x.as_slice() == b);
         let major = brands[0];
@@ -165,6 +165,37 @@ fn ftyp_brands(bytes: &[u8]) -> Option<Vec<&[u8]>> {
     Some(brands)
 }
 
+/// The top-level boxes of an ISO-BMFF file: each within the data (a 64-bit size when the size
+/// is 1; a size of 0 runs to the end), the last one ending it, a `moov` among them.
+fn mp4_boxes_whole(bytes: &[u8]) -> bool {
+    let (mut at, mut moov) = (0usize, false);
+    while at < bytes.len() {
+        let Some(header) = bytes.get(at..at + 8) else {
+            return false;
+        };
+        let size = match u32::from_be_bytes([header[0], header[1], header[2], header[3]]) {
+            0 => bytes.len() - at,
+            1 => match bytes.get(at + 8..at + 16) {
+                Some(large) => {
+                    match usize::try_from(u64::from_be_bytes(large.try_into().expect("8 bytes"))) {
+                        Ok(n) if n >= 16 => n,
+                        _ => return false,
+                    }
+                }
+                None => return false,
+            },
+            n if n >= 8 => n as usize,
+            _ => return false,
+        };
+        moov |= &header[4..8] == b"moov";
+        match at.checked_add(size) {
+            Some(end) if end <= bytes.len() => at = end,
+            _ => return false,
+        }
+    }
+    moov
+}
+
 /// The first packet (or its first part) of an Ogg beginning-of-stream page.
 fn ogg_first_packet(bytes: &[u8]) -> Option<&[u8]> {
     // capture "OggS", version 0, header type with the BOS flag, …, segment count at 26.
@@ -215,156 +246,7 @@ fn is_mpeg_audio_frame(bytes: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod fixtures {
-    //! Tiny real files, built byte by byte as their formats specify.
-
-    /// A JPEG: SOI, an APP0/JFIF segment, EOI (the header is what matters).
-    pub(crate) fn jpeg() -> Vec<u8> {
-        let mut v = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10];
-        v.extend_from_slice(b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0");
-        v.extend_from_slice(&[0xFF, 0xD9]);
-        v
-    }
-
-    /// A PNG signature, an IHDR chunk, an (empty) IDAT chunk and IEND.
-    pub(crate) fn png() -> Vec<u8> {
-        let mut v = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-        v.extend_from_slice(&[0, 0, 0, 13]);
-        v.extend_from_slice(b"IHDR");
-        v.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
-        v.extend_from_slice(&[0x90, 0x77, 0x53, 0xDE]);
-        v.extend_from_slice(&[0, 0, 0, 0]);
-        v.extend_from_slice(b"IDAT");
-        v.extend_from_slice(&[0x35, 0xAF, 0x06, 0x1E]);
-        v.extend_from_slice(&[0, 0, 0, 0]);
-        v.extend_from_slice(b"IEND");
-        v.extend_from_slice(&[0xAE, 0x42, 0x60, 0x82]);
-        v
-    }
-
-    /// An `ftyp` box with `major` and `compatible` brands, then an empty `mdat` box.
-    pub(crate) fn mp4(major: &[u8; 4], compatible: &[&[u8; 4]]) -> Vec<u8> {
-        let size = 16 + 4 * compatible.len() as u32;
-        let mut v = size.to_be_bytes().to_vec();
-        v.extend_from_slice(b"ftyp");
-        v.extend_from_slice(major);
-        v.extend_from_slice(&[0, 0, 2, 0]);
-        for b in compatible {
-            v.extend_from_slice(*b);
-        }
-        v.extend_from_slice(&[0, 0, 0, 8]);
-        v.extend_from_slice(b"mdat");
-        v
-    }
-
-    /// An Ogg beginning-of-stream page whose one packet starts with `head` (e.g. `OpusHead`).
-    pub(crate) fn ogg(head: &[u8; 8]) -> Vec<u8> {
-        let mut packet = head.to_vec();
-        packet.extend_from_slice(&[1, 1, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]);
-        let mut v = b"OggS".to_vec();
-        v.extend_from_slice(&[0, 0x02]);
-        v.extend_from_slice(&[0; 8]); // granule position
-        v.extend_from_slice(&[0x57, 0x41, 0x5A, 0x50]); // serial
-        v.extend_from_slice(&[0; 4]); // sequence
-        v.extend_from_slice(&[0; 4]); // CRC (not checked)
-        v.push(1);
-        v.push(packet.len() as u8);
-        v.extend_from_slice(&packet);
-        v
-    }
-
-    /// An MPEG-1 layer III frame header (128 kbit/s, 44.1 kHz) and some zero bytes.
-    pub(crate) fn mp3_frame() -> Vec<u8> {
-        let mut v = vec![0xFF, 0xFB, 0x90, 0x64];
-        v.extend_from_slice(&[0; 32]);
-        v
-    }
-
-    /// An ID3v2 tag header.
-    pub(crate) fn mp3_id3() -> Vec<u8> {
-        let mut v = b"ID3\x04\x00\x00\x00\x00\x00\x00".to_vec();
-        v.extend_from_slice(&mp3_frame());
-        v
-    }
-}
+pub(crate) mod fixtures;
 
 #[cfg(test)]
-mod tests {
-    use super::fixtures::*;
-    use super::*;
-
-    #[test]
-    fn recognises_each_container() {
-        assert_eq!(sniff(&jpeg()), Container::Jpeg);
-        assert_eq!(sniff(&png()), Container::Png);
-        assert_eq!(
-            sniff(&mp4(b"isom", &[b"isom", b"avc1"])),
-            Container::Mp4Video
-        );
-        assert_eq!(sniff(&mp4(b"mp42", &[])), Container::Mp4Video);
-        assert_eq!(
-            sniff(&mp4(b"M4A ", &[b"M4A ", b"mp42"])),
-            Container::Mp4Audio
-        );
-        assert_eq!(sniff(&mp4(b"abcd", &[b"M4A "])), Container::Mp4Audio);
-        assert_eq!(sniff(&ogg(b"OpusHead")), Container::OggOpus);
-        assert_eq!(sniff(&mp3_frame()), Container::Mp3);
-        assert_eq!(sniff(&mp3_id3()), Container::Mp3);
-    }
-
-    #[test]
-    fn refuses_lookalikes() {
-        assert_eq!(sniff(&ogg(b"\x01vorbis\0")), Container::Unknown);
-        assert_eq!(sniff(&mp4(b"abcd", &[b"wxyz"])), Container::Unknown);
-        let mut truncated = mp4(b"isom", &[]);
-        truncated[3] = 200; // box larger than the file
-        assert_eq!(sniff(&truncated), Container::Unknown);
-        let mut no_bos = ogg(b"OpusHead");
-        no_bos[5] = 0;
-        assert_eq!(sniff(&no_bos), Container::Unknown);
-        assert_eq!(sniff(&ogg(b"OpusHead")[..30]), Container::Unknown);
-        assert_eq!(sniff(b"%PDF-1.7\n"), Container::Unknown);
-        assert_eq!(sniff(&[0xFF, 0xD8]), Container::Unknown);
-        assert_eq!(sniff(&[0xFF, 0xFF, 0xFF, 0xFF]), Container::Unknown);
-        assert_eq!(sniff(b""), Container::Unknown);
-        // An ID3 tag with no MPEG frame after it; one whose size runs past the data.
-        assert_eq!(sniff(&mp3_id3()[..10]), Container::Unknown);
-        let mut long_tag = mp3_id3();
-        long_tag[9] = 0x7F;
-        assert_eq!(sniff(&long_tag), Container::Unknown);
-        // OpusHead with 0 channels, or of another version.
-        for (at, value) in [(37, 0), (36, 2)] {
-            let mut bad = ogg(b"OpusHead");
-            bad[at] = value;
-            assert_eq!(sniff(&bad), Container::Unknown, "byte {at} = {value}");
-        }
-    }
-
-    #[test]
-    fn jpeg_and_png_are_walked_to_their_end() {
-        let jpeg = jpeg();
-        let png = png();
-        let mut cases: Vec<(&str, Vec<u8>)> = vec![
-            ("JPEG without EOI", jpeg[..jpeg.len() - 2].to_vec()),
-            ("PNG without IEND", png[..png.len() - 12].to_vec()),
-            ("PNG with a truncated IHDR", png[..20].to_vec()),
-        ];
-        // A segment longer than the data.
-        let mut overrun = jpeg.clone();
-        overrun[5] = 0xF0;
-        cases.push(("JPEG segment overrun", overrun));
-        // A PNG whose first chunk is not IHDR.
-        let mut no_ihdr = png.clone();
-        no_ihdr[12..16].copy_from_slice(b"IDAT");
-        cases.push(("PNG without IHDR first", no_ihdr));
-        // Polyglots: a ZIP after the image's end.
-        for (name, image) in [("JPEG+ZIP", &jpeg), ("PNG+ZIP", &png)] {
-            let mut polyglot = image.clone();
-            polyglot.extend_from_slice(b"PK\x03\x04rest of an archive");
-            cases.push((name, polyglot));
-        }
-        for (name, bytes) in cases {
-            assert_eq!(sniff(&bytes), Container::Unknown, "{name}");
-        }
-    }
-}
+mod tests;
