@@ -263,37 +263,17 @@ async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
     };
 
     let rpc = stack.nats.subscribe(stack.subjects.rpc_all()).await?;
+    // One bearer header carrying `token`, to the plain URL.
+    let bearing = |case: &'static str, token: &str| -> Case<'static> {
+        (case, vec![("authorization", bearer(token))], url.clone())
+    };
     let cases: [Case<'_>; 9] = [
-        (
-            "alg none",
-            vec![("authorization", bearer(&none))],
-            url.clone(),
-        ),
-        (
-            "HS256, public key text",
-            vec![("authorization", bearer(&hs_text))],
-            url.clone(),
-        ),
-        (
-            "HS256, public key bytes",
-            vec![("authorization", bearer(&hs_bytes))],
-            url.clone(),
-        ),
-        (
-            "nbf ahead",
-            vec![("authorization", bearer(&early))],
-            url.clone(),
-        ),
-        (
-            "no exp",
-            vec![("authorization", bearer(&endless))],
-            url.clone(),
-        ),
-        (
-            "unknown kid",
-            vec![("authorization", bearer(&unknown_kid))],
-            url.clone(),
-        ),
+        bearing("alg none", &none),
+        bearing("HS256, public key text", &hs_text),
+        bearing("HS256, public key bytes", &hs_bytes),
+        bearing("nbf ahead", &early),
+        bearing("no exp", &endless),
+        bearing("unknown kid", &unknown_kid),
         (
             "two Authorization headers",
             vec![
