@@ -23,13 +23,10 @@ fn code_of(status: u16, body: &serde_json::Value) -> String {
     format!("tool:{}", inner["error"]["code"].as_str().unwrap_or("none"))
 }
 
-#[tokio::test]
-async fn bad_tokens_are_unauthenticated() -> anyhow::Result<()> {
+/// A stack, a gateway, and a local connection with its token (valid for 10 minutes).
+async fn with_a_token() -> anyhow::Result<(Stack, wazap_tests::Gateway, String, String)> {
     let stack = Stack::start(ConnectorKind::Sim).await?;
     let gw = stack.gateway(&[]).await?;
-    let url = gw.mcp_url();
-    let call = || tools_call_body("list_chats", json!({}));
-    let now = chrono::Utc::now().timestamp();
     let (conn, good) = stack
         .token_with(
             ReadScope::all(),
@@ -37,6 +34,15 @@ async fn bad_tokens_are_unauthenticated() -> anyhow::Result<()> {
             Duration::from_secs(600),
         )
         .await?;
+    Ok((stack, gw, conn, good))
+}
+
+#[tokio::test]
+async fn bad_tokens_are_unauthenticated() -> anyhow::Result<()> {
+    let (stack, gw, conn, good) = with_a_token().await?;
+    let url = gw.mcp_url();
+    let call = || tools_call_body("list_chats", json!({}));
+    let now = chrono::Utc::now().timestamp();
     let claims = |aud: &str, exp: i64, rev: u32| json!({"sub": conn, "rev": rev, "aud": aud, "exp": exp, "iat": now - 10, "kind": "local"});
     let expired = stack.sign(&claims("wazap", now - 60, 0)).await?;
     let wrong_aud = stack.sign(&claims("someone-else", now + 600, 0)).await?;
@@ -206,18 +212,10 @@ async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
     let b64 = |v: &serde_json::Value| {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(v).unwrap())
     };
-    let stack = Stack::start(ConnectorKind::Sim).await?;
-    let gw = stack.gateway(&[]).await?;
+    let (stack, gw, conn, good) = with_a_token().await?;
     let url = gw.mcp_url();
     let call = || tools_call_body("list_chats", json!({}));
     let now = chrono::Utc::now().timestamp();
-    let (conn, good) = stack
-        .token_with(
-            ReadScope::all(),
-            wazap_shared::grant::ConnectionKind::Local,
-            Duration::from_secs(600),
-        )
-        .await?;
     let claims = json!({"sub": conn, "rev": 0, "aud": "wazap", "exp": now + 600, "iat": now - 10, "kind": "local"});
     let (kid, public_x): (String, String) = {
         let row = stack
