@@ -203,6 +203,7 @@ async fn measure_raw(url: &str, token: &str, n: usize, call: RawCall) -> anyhow:
 pub(crate) async fn run_rpc(
     stack: &wazap_tests::Stack,
     connection: &str,
+    token: &str,
     args: &Args,
     report: &mut Report,
 ) -> anyhow::Result<()> {
@@ -213,6 +214,7 @@ pub(crate) async fn run_rpc(
         connection_id: connection.to_owned(),
         revision: 0,
         loopback: true,
+        token: token.to_owned(),
     };
     let req = ReadMessagesRequest {
         chat_id: report.ingest.busy_chat_id.clone(),

@@ -73,7 +73,7 @@ async fn main() -> anyhow::Result<()> {
     let mut report = latency::Report::new(&args, ingest);
     if args.runs("reads") {
         latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
-        latency::run_rpc(&stack, &connection, &args, &mut report).await?;
+        latency::run_rpc(&stack, &connection, &token, &args, &mut report).await?;
         latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
     }
     let search = if args.runs("search") {

@@ -90,6 +90,7 @@ pub(crate) async fn run(
         connection_id: connection.to_owned(),
         revision: 0,
         loopback: true,
+        token: token.to_owned(),
     };
     let rpc_call = |c: usize, i: usize| {
         let req = SendMessageRequest {

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::DecodingKey;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::RpcError;
-use wazap_shared::grant::{AUDIENCE, GrantClaims};
-use wazap_shared::wire::system::{Jwk, Jwks, JwksRequest};
+use wazap_shared::grant::GrantClaims;
+use wazap_shared::grant::verify::{self, Refusal, Remembered};
+use wazap_shared::wire::system::{Jwks, JwksRequest};
 
 use crate::bus::Bus;
 
@@ -23,10 +23,7 @@ pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(60);
 pub(crate) const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(1);
 /// Deadline of a fetch made while a request waits.
 const ON_DEMAND_DEADLINE: Duration = Duration::from_millis(800);
-/// Clock skew tolerated on `exp`, in seconds.
-const LEEWAY_SECS: u64 = 5;
-/// Verified tokens remembered at most (a gateway serves a handful of credentials); the memory
-/// is cleared when full.
+/// Verified tokens remembered at most (a gateway serves a handful of credentials).
 const VERIFIED_MAX: usize = 256;
 
 /// Why a token was not accepted.
@@ -34,7 +31,7 @@ const VERIFIED_MAX: usize = 256;
 pub(crate) enum VerifyError {
     /// The token is malformed, badly signed, expired, for another audience, or names an
     /// unknown key; the reason is safe to log and to send.
-    Invalid(&'static str),
+    Invalid(Refusal),
     /// The keys could not be fetched from the worker.
     Unavailable,
 }
@@ -52,68 +49,17 @@ pub(crate) struct KeyCache {
     bus: Bus,
     keys: RwLock<HashMap<String, DecodingKey>>,
     fetch: tokio::sync::Mutex<FetchState>,
-    validation: Validation,
-    verified: Verified,
-}
-
-/// Tokens whose signature was verified, with their key id and claims. A token is sent with
-/// every request, and its Ed25519 verification was a visible share of the gateway's CPU on
-/// reads; a remembered token still has its expiry checked and its key still published.
-#[derive(Debug, Default)]
-struct Verified {
-    tokens: RwLock<HashMap<String, (String, GrantClaims)>>,
-}
-
-impl Verified {
-    /// The outcome for a remembered `token` at `now` (seconds since the epoch), or `None`
-    /// when it must be verified in full: not remembered, or its key is no longer published
-    /// (`has_key` says no; then it is forgotten).
-    fn check(
-        &self,
-        token: &str,
-        now: i64,
-        has_key: impl Fn(&str) -> bool,
-    ) -> Option<Result<GrantClaims, VerifyError>> {
-        let (kid, claims) = self.tokens.read().ok()?.get(token).cloned()?;
-        if !has_key(&kid) {
-            if let Ok(mut tokens) = self.tokens.write() {
-                tokens.remove(token);
-            }
-            return None;
-        }
-        // As jsonwebtoken's check: expired once `exp` is more than the leeway in the past.
-        if claims.exp < now - LEEWAY_SECS as i64 {
-            return Some(Err(VerifyError::Invalid("the token has expired")));
-        }
-        Some(Ok(claims))
-    }
-
-    /// Remember a token whose signature, audience and expiry were just verified.
-    fn remember(&self, token: &str, kid: String, claims: &GrantClaims) {
-        if let Ok(mut tokens) = self.tokens.write() {
-            if tokens.len() >= VERIFIED_MAX {
-                tokens.clear();
-            }
-            tokens.insert(token.to_owned(), (kid, claims.clone()));
-        }
-    }
+    verified: Remembered,
 }
 
 impl KeyCache {
     /// An empty cache that fetches through `bus`.
     pub(crate) fn new(bus: Bus) -> Self {
-        let mut validation = Validation::new(Algorithm::EdDSA);
-        validation.leeway = LEEWAY_SECS;
-        validation.set_audience(&[AUDIENCE]);
-        validation.set_required_spec_claims(&["exp", "aud", "sub"]);
-        // A token whose `nbf` is still ahead is refused like an expired one (within the leeway).
-        validation.validate_nbf = true;
         Self {
             bus,
             keys: RwLock::new(HashMap::new()),
             fetch: tokio::sync::Mutex::new(FetchState::default()),
-            validation,
-            verified: Verified::default(),
+            verified: Remembered::new(VERIFIED_MAX),
         }
     }
 
@@ -141,42 +87,22 @@ impl KeyCache {
         })
     }
 
-    /// Verify `token` (EdDSA signature by a known key, audience `wazap`, expiry).
+    /// Verify `token` ([`verify`]'s check, with the worker's published keys).
     pub(crate) async fn verify(&self, token: &str) -> Result<GrantClaims, VerifyError> {
         let now = chrono::Utc::now().timestamp();
         if let Some(outcome) = self.verified.check(token, now, |kid| self.has_key(kid)) {
-            return outcome;
+            return outcome.map_err(VerifyError::Invalid);
         }
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|_| VerifyError::Invalid("the token is malformed"))?;
-        if header.alg != Algorithm::EdDSA {
-            return Err(VerifyError::Invalid("the token is not signed with EdDSA"));
-        }
-        let kid = header
-            .kid
-            .ok_or(VerifyError::Invalid("the token names no signing key"))?;
+        let kid = verify::key_id(token).map_err(VerifyError::Invalid)?;
         let key = match self.key(&kid) {
             Some(key) => key,
             None => {
                 self.refetch_for(&kid).await?;
                 self.key(&kid)
-                    .ok_or(VerifyError::Invalid("the token's signing key is unknown"))?
+                    .ok_or(VerifyError::Invalid(verify::UNKNOWN_KEY))?
             }
         };
-        let claims = jsonwebtoken::decode::<GrantClaims>(token, &key, &self.validation)
-            .map(|data| data.claims)
-            .map_err(|e| {
-                use jsonwebtoken::errors::ErrorKind as K;
-                VerifyError::Invalid(match e.kind() {
-                    K::ExpiredSignature => "the token has expired",
-                    K::ImmatureSignature => "the token is not valid yet",
-                    K::InvalidAudience | K::MissingRequiredClaim(_) => {
-                        "the token is not a wazap grant"
-                    }
-                    K::InvalidSignature => "the token's signature is invalid",
-                    _ => "the token is malformed",
-                })
-            })?;
+        let claims = verify::decode(token, &key).map_err(VerifyError::Invalid)?;
         self.verified.remember(token, kid, &claims);
         Ok(claims)
     }
@@ -226,98 +152,12 @@ impl KeyCache {
         let keys: HashMap<String, DecodingKey> = set
             .keys
             .iter()
-            .filter_map(|jwk| decoding_key(jwk).map(|k| (jwk.kid.clone(), k)))
+            .filter_map(|jwk| verify::decoding_key(jwk).map(|k| (jwk.kid.clone(), k)))
             .collect();
         tracing::debug!(keys = keys.len(), "JWKS refreshed");
         if let Ok(mut cache) = self.keys.write() {
             *cache = keys;
         }
         Ok(())
-    }
-}
-
-/// The verification key of one JWK, if it is a well-formed Ed25519 signing key.
-fn decoding_key(jwk: &Jwk) -> Option<DecodingKey> {
-    let usable = jwk.kty == "OKP"
-        && jwk.crv == "Ed25519"
-        && (jwk.alg.is_empty() || jwk.alg == "EdDSA")
-        && (jwk.use_.is_empty() || jwk.use_ == "sig");
-    let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(jwk.x.trim_end_matches('='))
-        .ok();
-    match x {
-        Some(bytes) if usable && bytes.len() == 32 => Some(DecodingKey::from_ed_der(&bytes)),
-        _ => {
-            tracing::warn!(kid = %jwk.kid, "ignoring an unusable JWKS key");
-            None
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn jwk(x: &str) -> Jwk {
-        Jwk {
-            kty: "OKP".into(),
-            crv: "Ed25519".into(),
-            x: x.into(),
-            kid: "k".into(),
-            alg: "EdDSA".into(),
-            use_: "sig".into(),
-        }
-    }
-
-    fn claims(exp: i64) -> GrantClaims {
-        GrantClaims {
-            sub: "conn_a".into(),
-            rev: 0,
-            aud: AUDIENCE.into(),
-            exp,
-            iat: exp - 3600,
-            kind: wazap_shared::grant::ConnectionKind::Remote,
-        }
-    }
-
-    #[test]
-    fn a_remembered_token_still_expires_and_needs_its_key() {
-        let v = Verified::default();
-        let now = 1_000_000;
-        assert!(v.check("t", now, |_| true).is_none(), "not remembered yet");
-        v.remember("t", "k1".into(), &claims(now + 60));
-        assert_eq!(v.check("t", now, |_| true), Some(Ok(claims(now + 60))));
-        // Within the leeway, then past it.
-        assert!(matches!(v.check("t", now + 64, |_| true), Some(Ok(_))));
-        assert_eq!(
-            v.check("t", now + 66, |_| true),
-            Some(Err(VerifyError::Invalid("the token has expired")))
-        );
-        // A key no longer published sends the token back to full verification, for good.
-        assert!(v.check("t", now, |kid| kid != "k1").is_none());
-        assert!(v.check("t", now, |_| true).is_none());
-    }
-
-    #[test]
-    fn the_memory_of_tokens_is_bounded() {
-        let v = Verified::default();
-        for i in 0..=VERIFIED_MAX {
-            v.remember(&format!("t{i}"), "k".into(), &claims(i64::MAX));
-        }
-        assert!(v.tokens.read().unwrap().len() <= VERIFIED_MAX);
-        let last = format!("t{VERIFIED_MAX}");
-        assert!(v.check(&last, 0, |_| true).is_some());
-    }
-
-    #[test]
-    fn only_well_formed_ed25519_keys_are_used() {
-        let good = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([7u8; 32]);
-        assert!(decoding_key(&jwk(&good)).is_some());
-        let short = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([7u8; 31]);
-        assert!(decoding_key(&jwk(&short)).is_none());
-        assert!(decoding_key(&jwk("!!not base64!!")).is_none());
-        let mut rsa = jwk(&good);
-        rsa.kty = "RSA".into();
-        assert!(decoding_key(&rsa).is_none());
     }
 }

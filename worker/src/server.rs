@@ -237,7 +237,15 @@ async fn serve(
         lease.epoch = lease.epoch(),
         "worker started"
     );
+    let trust_loopback = grants::verify::loopback_trusted(&config.nats_url, false);
+    if !trust_loopback {
+        tracing::warn!(
+            "NATS is neither on loopback nor authenticated: local connections are refused"
+        );
+    }
     let state = AppState::new(pool, archive, connector, nats, subjects, supervisor.clone())
+        .trusting_loopback(trust_loopback)
         .holding(lease.clone());
+    state.tokens.reload().await;
     rpc::serve(state, shutdown).await
 }

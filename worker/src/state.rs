@@ -1,11 +1,13 @@
 //! The worker's shared state: cheap-to-clone handles, built once by `server::run`.
 
+use std::sync::Arc;
+
 use deadpool_postgres::Pool;
 use wazap_shared::subjects::Subjects;
 
 use crate::archive::Archive;
 use crate::connector::DynConnector;
-use crate::grants::GrantCache;
+use crate::grants::{GrantCache, Tokens};
 use crate::send::Sender;
 use crate::send::gates::Targets;
 use crate::supervise::Supervisor;
@@ -29,6 +31,8 @@ pub struct AppState {
     pub sender: Sender,
     /// The supervised tasks (`ping` answers not ready while one is down).
     pub supervisor: Supervisor,
+    /// The check of every presented token (and whether loopback claims count).
+    pub tokens: Arc<Tokens>,
 }
 
 impl AppState {
@@ -54,6 +58,7 @@ impl AppState {
             handling: Default::default(),
         };
         Self {
+            tokens: Arc::new(Tokens::new(db.clone(), false)),
             db,
             archive,
             connector,
@@ -63,6 +68,13 @@ impl AppState {
             sender,
             supervisor,
         }
+    }
+
+    /// The same state, believing a gateway's loopback header when `trust` (see
+    /// [`crate::grants::verify::loopback_trusted`]); a new state believes none.
+    pub fn trusting_loopback(mut self, trust: bool) -> Self {
+        self.tokens = Arc::new(Tokens::new(self.db.clone(), trust));
+        self
     }
 
     /// The same state, sending only while `lease` is held ([`crate::send::Sender::lease`]).

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::ErrorCode;
 use wazap_shared::bus::{self, Rpc};
-use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims, HEADER_TOKEN, VerifiedGrant};
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::grants::ReadScope;
@@ -65,18 +65,39 @@ async fn call_when_up<R: Rpc>(
     panic!("the worker never answered {}", R::OP)
 }
 
+/// `claims` signed by a fresh Ed25519 key under key id `kid`: a forger who knows everything but
+/// the worker's private key.
+fn strangers_token(kid: &str, claims: &GrantClaims) -> String {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).unwrap();
+    let mut der = vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
+        0x20,
+    ];
+    der.extend_from_slice(&seed);
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(
+        &header,
+        claims,
+        &jsonwebtoken::EncodingKey::from_ed_der(&der),
+    )
+    .unwrap()
+}
+
 /// A raw request on `<prefix>.rpc.<op>`; the reply's error code, if it is an error.
 async fn raw(
     nats: &async_nats::Client,
     subjects: &Subjects,
     op: &str,
-    grant: Option<&VerifiedGrant>,
+    headers: &[(&str, &str)],
     body: &'static [u8],
 ) -> Result<serde_json::Value, ErrorCode> {
-    let mut headers = async_nats::HeaderMap::new();
-    if let Some(g) = grant {
-        g.to_headers(&mut headers);
+    let mut map = async_nats::HeaderMap::new();
+    for (name, value) in headers {
+        map.insert(*name, *value);
     }
+    let headers = map;
     let msg = nats
         .request_with_headers(subjects.rpc(op), headers, body.into())
         .await
@@ -105,26 +126,27 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
 
     // Routing: unknown op, bad body, ops that need a grant.
     assert_eq!(
-        raw(&nats, &subjects, "no_such_op", None, b"{}").await,
+        raw(&nats, &subjects, "no_such_op", &[], b"{}").await,
         Err(ErrorCode::NotFound)
     );
     assert_eq!(
-        raw(&nats, &subjects, Ping::OP, None, b"[1,2]").await,
+        raw(&nats, &subjects, Ping::OP, &[], b"[1,2]").await,
         Err(ErrorCode::InvalidArgument)
     );
-    assert!(raw(&nats, &subjects, Ping::OP, None, b"").await.is_ok());
+    assert!(raw(&nats, &subjects, Ping::OP, &[], b"").await.is_ok());
     assert_eq!(
-        raw(&nats, &subjects, ListChats::OP, None, b"{}").await,
+        raw(&nats, &subjects, ListChats::OP, &[], b"{}").await,
         Err(ErrorCode::Unauthenticated)
     );
 
-    // A current grant reaches the handler; a stale one does not.
+    // A token the worker verifies itself reaches the handler; no header naming the caller is
+    // believed, and a token not signed by this worker's key, or stale, is refused.
     let pool = db::pool(&url, 2).unwrap();
-    let (conn, _token) = grants::create_connection(
+    let (conn, token) = grants::create_connection(
         &pool,
         NewConnection {
             name: "t".into(),
-            kind: ConnectionKind::Remote,
+            kind: ConnectionKind::Local,
             expires_at: chrono::Utc::now() + chrono::Duration::hours(1),
             read_scope: ReadScope::all(),
         },
@@ -134,7 +156,8 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
     let good = VerifiedGrant {
         connection_id: conn.id.clone(),
         revision: 0,
-        loopback: false,
+        loopback: true,
+        token: token.clone(),
     };
     let chats = bus::call::<ListChats>(
         &nats,
@@ -146,14 +169,47 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
     .await
     .unwrap();
     assert!(!chats.chats.is_empty(), "the demo archive has chats");
-    let stale = VerifiedGrant {
-        revision: 1,
-        ..good.clone()
-    };
+    let list =
+        async |headers: &[(&str, &str)]| raw(&nats, &subjects, ListChats::OP, headers, b"{}").await;
+    // The headers that used to name the caller, without a token: a raw NATS client's forgery.
+    let forged = [
+        ("Wazap-Connection", conn.id.as_str()),
+        ("Wazap-Revision", "0"),
+        ("Wazap-Loopback", "1"),
+    ];
+    assert_eq!(list(&forged).await, Err(ErrorCode::Unauthenticated));
+    // The token itself, from loopback, is accepted; from elsewhere this local one is not.
+    assert!(
+        list(&[(HEADER_TOKEN, &token), ("Wazap-Loopback", "1")])
+            .await
+            .is_ok()
+    );
     assert_eq!(
-        raw(&nats, &subjects, ListChats::OP, Some(&stale), b"{}").await,
+        list(&[(HEADER_TOKEN, &token), ("Wazap-Loopback", "0")]).await,
         Err(ErrorCode::Unauthenticated)
     );
+    // Its signature altered; signed by a key of nobody's with this worker's kid; stale.
+    let (head_claims, signature) = token.rsplit_once('.').unwrap();
+    let flipped = if signature.starts_with('A') { "B" } else { "A" };
+    let tampered = format!("{head_claims}.{flipped}{}", &signature[1..]);
+    let kid = jsonwebtoken::decode_header(&token).unwrap().kid.unwrap();
+    let claims = |rev| GrantClaims {
+        sub: conn.id.clone(),
+        rev,
+        aud: AUDIENCE.into(),
+        exp: chrono::Utc::now().timestamp() + 600,
+        iat: chrono::Utc::now().timestamp(),
+        kind: ConnectionKind::Local,
+    };
+    let strangers = strangers_token(&kid, &claims(0));
+    let client = pool.get().await.unwrap();
+    let stale = grants::issue_token(&client, &claims(1)).await.unwrap();
+    for bad in [tampered, strangers, stale] {
+        assert_eq!(
+            list(&[(HEADER_TOKEN, &bad), ("Wazap-Loopback", "1")]).await,
+            Err(ErrorCode::Unauthenticated)
+        );
+    }
 
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(15), worker)

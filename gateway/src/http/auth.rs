@@ -31,10 +31,10 @@ pub(crate) async fn require_grant(
         return unauthenticated("credentials in the URL are refused; use the Authorization header");
     }
     let token = match bearer(&req) {
-        Ok(token) => token,
+        Ok(token) => token.to_owned(),
         Err(why) => return unauthenticated(why),
     };
-    let claims = match state.keys.verify(token).await {
+    let claims = match state.keys.verify(&token).await {
         Ok(claims) => claims,
         Err(VerifyError::Invalid(why)) => {
             tracing::info!(reason = why, "bearer token refused");
@@ -60,6 +60,8 @@ pub(crate) async fn require_grant(
         connection_id: claims.sub,
         revision: claims.rev,
         loopback,
+        // Forwarded: the worker verifies the token again and trusts no identity header.
+        token,
     });
     next.run(req).await
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use wazap_shared::bus::{Reply, encode_reply};
-use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims, VerifiedGrant};
+use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims, Presented, VerifiedGrant};
 use wazap_shared::subjects::{Subjects, op};
 use wazap_shared::wire::read::*;
 use wazap_shared::wire::system::{Jwk, JwksResponse, PingResponse};
@@ -158,8 +158,8 @@ impl FakeWorker {
                 let op = subjects.op_of(&msg.subject, "rpc").unwrap_or("").to_owned();
                 let (client, st, keys) = (client.clone(), Arc::clone(&st), keys.clone());
                 tokio::spawn(async move {
-                    if let Some(g) = VerifiedGrant::from_headers(msg.headers.as_ref()) {
-                        st.grants.lock().unwrap().push(g);
+                    if let Some(p) = Presented::from_headers(msg.headers.as_ref()) {
+                        st.grants.lock().unwrap().push(forwarded(p));
                     }
                     let body = answer(&op, &msg.payload, &st, keys).await;
                     let _ = client.publish(reply, body).await;
@@ -475,4 +475,21 @@ impl Mcp {
 pub(crate) fn text_json(result: &Value) -> Value {
     let text = result["content"][0]["text"].as_str().expect("text block");
     serde_json::from_str(text).expect("JSON text")
+}
+
+/// What a presented token says (its claims read, not verified: this worker is a fake), as the
+/// grant the real worker would make of it.
+fn forwarded(p: Presented) -> VerifiedGrant {
+    use base64::Engine as _;
+    let payload = p.token.split('.').nth(1).expect("a JWT");
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("base64url claims");
+    let claims: GrantClaims = serde_json::from_slice(&json).expect("grant claims");
+    VerifiedGrant {
+        connection_id: claims.sub,
+        revision: claims.rev,
+        loopback: p.loopback,
+        token: p.token,
+    }
 }

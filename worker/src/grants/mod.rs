@@ -1,16 +1,17 @@
 //! Grants (DESIGN §4): the worker's signing keys and the tokens they sign ([`keys`]), AI
 //! connections and their read scopes ([`connections`]), send permissions ([`permission`]),
-//! and the per-request check that turns a gateway-verified grant into a
-//! [`crate::viewer::Viewer`] ([`authorize()`]).
+//! the check of the token every request presents ([`verify`]), and the per-request check that
+//! turns a verified grant into a [`crate::viewer::Viewer`] ([`authorize()`]).
 //!
-//! The worker is the only authority: gateways verify signatures against [`jwks`], and the worker
-//! re-checks the connection on every request.
+//! The worker is the only authority: gateways pre-check signatures against [`jwks`]; the worker
+//! verifies the forwarded token itself and re-checks the connection on every request.
 
 pub mod authorize;
 pub mod cache;
 pub mod connections;
 pub mod keys;
 pub mod permission;
+pub mod verify;
 
 pub use authorize::{authorize, authorize_on};
 pub use cache::GrantCache;
@@ -19,6 +20,7 @@ pub use connections::{
 };
 pub use keys::{ensure_signing_key, issue_token, jwks};
 pub use permission::{PermissionEdit, PermissionError, set_send_permission};
+pub use verify::Tokens;
 
 /// `bytes` random bytes from the operating system, as lowercase hex.
 pub(crate) fn random_hex(bytes: usize) -> anyhow::Result<String> {

@@ -2,7 +2,8 @@
 //!
 //! The dispatcher takes every request from the `wazap-worker` queue group, runs each in its own
 //! task, decodes the op from the subject and the body into the op's request type, authorises it
-//! (every op but `ping` and `jwks` needs a current grant), calls the handler and replies with a
+//! (every op but `ping` and `jwks` needs a current grant: the token the request presents,
+//! verified here, for a connection Postgres still accepts), calls the handler and replies with a
 //! [`Reply`] envelope. Each request runs inside its caller's deadline ([`Deadline::scope`]), read
 //! from its headers, which the send path consults before it transmits. On shutdown it stops
 //! taking requests and lets in-flight ones finish.
@@ -16,7 +17,7 @@ use tokio::time::timeout_at;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 use wazap_shared::bus::{Deadline, Reply, Rpc, encode_reply};
-use wazap_shared::grant::VerifiedGrant;
+use wazap_shared::grant::{Presented, VerifiedGrant};
 use wazap_shared::subjects::op;
 use wazap_shared::wire::read::{ListChats, ReadMessages, SearchContacts, SearchGroups};
 use wazap_shared::wire::send::GetSendStatus;
@@ -142,7 +143,11 @@ async fn handle(state: AppState, msg: async_nats::Message) {
         .op_of(&msg.subject, "rpc")
         .unwrap_or_default()
         .to_owned();
-    let grant = VerifiedGrant::from_headers(msg.headers.as_ref());
+    // Who the caller is comes from the token alone, verified here: no header is believed.
+    let grant = match Presented::from_headers(msg.headers.as_ref()) {
+        Some(presented) => state.tokens.verify(presented).await,
+        None => None,
+    };
     let connection_id = grant.as_ref().map(|g| g.connection_id.clone());
     let span = tracing::info_span!("rpc", op = %op, connection.id = connection_id.as_deref());
     // Join the trace of the gateway span that sent this request (W3C traceparent in headers).

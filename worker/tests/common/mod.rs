@@ -246,7 +246,7 @@ pub async fn sender(
     wazap_worker::grants::ensure_signing_key(&h.pool)
         .await
         .expect("signing key");
-    let (conn, _) = wazap_worker::grants::create_connection(
+    let (conn, token) = wazap_worker::grants::create_connection(
         &h.pool,
         wazap_worker::grants::NewConnection {
             name: "assistant".into(),
@@ -273,6 +273,7 @@ pub async fn sender(
         connection_id: conn.id,
         revision: conn.revision,
         loopback: false,
+        token,
     }
 }
 

@@ -125,7 +125,7 @@ async fn a_crash_after_transmission_reads_as_outcome_unknown_and_never_retransmi
     .await?
     .ids
     .remove(0);
-    let (conn, _token) = create_connection(
+    let (conn, token) = create_connection(
         &pool,
         NewConnection {
             name: "crash".into(),
@@ -150,6 +150,7 @@ async fn a_crash_after_transmission_reads_as_outcome_unknown_and_never_retransmi
         connection_id: conn.id.clone(),
         revision: 0,
         loopback: true,
+        token,
     };
     let marker = format!("crash-marker-{}", uuid::Uuid::new_v4().simple());
     let req = SendMessageRequest {

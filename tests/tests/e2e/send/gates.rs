@@ -105,7 +105,7 @@ async fn send_permission_decides_and_read_only_transmits_nothing() -> anyhow::Re
     assert_eq!(e.code, ErrorCode::SendNotPermitted);
 
     // `all` never extends the read scope: a chat outside it is not found.
-    let (id, _) = s
+    let (id, token) = s
         .stack
         .token_with(
             ReadScope {
@@ -134,6 +134,7 @@ async fn send_permission_decides_and_read_only_transmits_nothing() -> anyhow::Re
         connection_id: id,
         revision: 0,
         loopback: true,
+        token,
     };
     let e = send_text(&s.stack, &scoped, &s.other, "k3", "hi")
         .await
@@ -302,8 +303,16 @@ async fn a_change_since_the_last_send_decides_the_very_next_one() -> anyhow::Res
 
     // A token of another credential revision (as after a rotation elsewhere), and a local
     // connection's token used from elsewhere: each refused, the right token then accepted.
+    let now = chrono::Utc::now().timestamp();
     let stale = VerifiedGrant {
         revision: s.grant.revision + 1,
+        token: s
+            .stack
+            .sign(&serde_json::json!({
+                "sub": s.grant.connection_id, "rev": s.grant.revision + 1, "aud": "wazap",
+                "exp": now + 600, "iat": now, "kind": "local",
+            }))
+            .await?,
         ..s.grant.clone()
     };
     let elsewhere = VerifiedGrant {

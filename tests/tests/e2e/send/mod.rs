@@ -133,6 +133,7 @@ pub(crate) async fn connection_with_token(
             connection_id: id,
             revision: 0,
             loopback: true,
+            token: token.clone(),
         },
         token,
     ))

@@ -67,6 +67,7 @@ fn request(shape: &Shape) -> axum::extract::Request {
         connection_id: "conn_differential".into(),
         revision: 3,
         loopback: true,
+        token: "differential.token".into(),
     });
     req
 }
