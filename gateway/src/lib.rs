@@ -24,6 +24,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
+#[doc(hidden)]
+pub use media::sniff::fixtures as media_fixtures;
 
 use crate::state::{AppState, ListenerPolicy};
 

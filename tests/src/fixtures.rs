@@ -77,15 +77,8 @@ pub fn jpeg_b64(w: u16, h: u16) -> String {
     base64::engine::general_purpose::STANDARD.encode(out)
 }
 
-/// A voice note as WhatsApp carries it: an Ogg beginning-of-stream page whose first packet is
-/// `OpusHead` (what the gateway's media check wants to see).
+/// A voice note as WhatsApp carries it: whole Ogg pages, the first carrying `OpusHead` (what
+/// the gateway's media check wants to see).
 pub fn ogg_opus() -> Vec<u8> {
-    let packet: &[u8] = b"OpusHead\x01\x01\x38\x01\x80\xbb\0\0\0\0\0";
-    let mut v = b"OggS\0\x02".to_vec();
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(b"WAZP");
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(&[1, packet.len() as u8]);
-    v.extend_from_slice(packet);
-    v
+    wazap_gateway::media_fixtures::ogg_opus()
 }

@@ -4,6 +4,7 @@
 
 mod auth;
 mod guards;
+mod malformed_media;
 mod send;
 mod send_api;
 mod send_leak;

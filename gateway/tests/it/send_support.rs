@@ -69,17 +69,9 @@ pub(crate) fn jpeg() -> Vec<u8> {
     out
 }
 
-/// An Ogg/Opus beginning-of-stream page (`OpusHead`), as an encoder writes it.
+/// An Ogg/Opus stream's first pages (`OpusHead`, `OpusTags`), as an encoder writes them.
 pub(crate) fn ogg_opus() -> Vec<u8> {
-    let packet: &[u8] = b"OpusHead\x01\x01\x38\x01\x80\xbb\0\0\0\0\0";
-    let mut v = b"OggS\0\x02".to_vec();
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(b"WAZP");
-    v.extend_from_slice(&[0; 8]);
-    v.push(1);
-    v.push(packet.len() as u8);
-    v.extend_from_slice(packet);
-    v
+    wazap_gateway::media_fixtures::ogg_opus()
 }
 
 /// Standard padded base64.

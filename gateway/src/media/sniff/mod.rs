@@ -2,7 +2,9 @@
 //! with an `OpusHead` first packet, MP3. JPEG and PNG are walked to their end — every segment
 //! or chunk within the data, the end marker last, nothing after it (a file that is also another
 //! format, a polyglot, is refused) — so what WhatsApp is handed is an image, not just its first
-//! bytes; the others are recognised by their headers. Anything else is [`Container::Unknown`].
+//! bytes. MP4 is walked box by box and Ogg page by page (CRC checked) in the same way; Opus
+//! needs a whole `OpusHead`, MP3 a valid frame header after any whole ID3v2 tag. Anything else is
+//! [`Container::Unknown`].
 
 /// A recognised container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +17,8 @@ pub(crate) enum Container {
     Mp4Video,
     /// An ISO-BMFF `ftyp` box with an M4A-family (audio-only) brand.
     Mp4Audio,
-    /// An Ogg first page whose first packet is `OpusHead`.
+    /// Whole Ogg pages (each CRC right, nothing after the last), the first beginning the
+    /// stream with one whole `OpusHead` packet.
     OggOpus,
     /// An ID3 tag or an MPEG audio frame sync.
     Mp3,
@@ -196,21 +199,9 @@ fn mp4_boxes_whole(bytes: &[u8]) -> bool {
     moov
 }
 
-/// The first packet (or its first part) of an Ogg beginning-of-stream page.
+/// The first packet of an Ogg stream ([`ogg`]), when the data is whole Ogg pages.
 fn ogg_first_packet(bytes: &[u8]) -> Option<&[u8]> {
-    // capture "OggS", version 0, header type with the BOS flag, …, segment count at 26.
-    let header_type = *bytes.get(5)?;
-    if *bytes.get(4)? != 0 || header_type & 0x02 == 0 {
-        return None;
-    }
-    let segments = *bytes.get(26)? as usize;
-    let table = bytes.get(27..27 + segments)?;
-    let first_len: usize = table
-        .iter()
-        .position(|&l| l < 255)
-        .map_or(segments * 255, |i| i * 255 + table[i] as usize);
-    let start = 27 + segments;
-    bytes.get(start..start + first_len)
+    ogg::first_packet(bytes)
 }
 
 /// An Opus identification header (RFC 7845 §5.1): `OpusHead`, version 1, at least one channel,
@@ -245,8 +236,8 @@ fn is_mpeg_audio_frame(bytes: &[u8]) -> bool {
     sync && version_ok && layer_iii && bitrate_ok && rate_ok
 }
 
-#[cfg(test)]
-pub(crate) mod fixtures;
+pub mod fixtures;
+pub(crate) mod ogg;
 
 #[cfg(test)]
 mod tests;

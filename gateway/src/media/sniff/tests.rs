@@ -18,6 +18,7 @@ fn recognises_each_container() {
     );
     assert_eq!(sniff(&mp4(b"abcd", &[b"M4A "])), Container::Mp4Audio);
     assert_eq!(sniff(&ogg(b"OpusHead")), Container::OggOpus);
+    assert_eq!(sniff(&ogg_opus()), Container::OggOpus);
     assert_eq!(sniff(&mp3_frame()), Container::Mp3);
     assert_eq!(sniff(&mp3_id3()), Container::Mp3);
 }
@@ -29,9 +30,6 @@ fn refuses_lookalikes() {
     let mut truncated = mp4(b"isom", &[]);
     truncated[3] = 200; // box larger than the file
     assert_eq!(sniff(&truncated), Container::Unknown);
-    let mut no_bos = ogg(b"OpusHead");
-    no_bos[5] = 0;
-    assert_eq!(sniff(&no_bos), Container::Unknown);
     assert_eq!(sniff(&ogg(b"OpusHead")[..30]), Container::Unknown);
     assert_eq!(sniff(b"%PDF-1.7\n"), Container::Unknown);
     assert_eq!(sniff(&[0xFF, 0xD8]), Container::Unknown);
@@ -42,11 +40,15 @@ fn refuses_lookalikes() {
     let mut long_tag = mp3_id3();
     long_tag[9] = 0x7F;
     assert_eq!(sniff(&long_tag), Container::Unknown);
-    // OpusHead with 0 channels, or of another version.
+    // OpusHead with 0 channels, or of another version (each page's CRC right).
     for (at, value) in [(37, 0), (36, 2)] {
         let mut bad = ogg(b"OpusHead");
         bad[at] = value;
-        assert_eq!(sniff(&bad), Container::Unknown, "byte {at} = {value}");
+        assert_eq!(
+            sniff(&with_crc(bad)),
+            Container::Unknown,
+            "byte {at} = {value}"
+        );
     }
 }
 
@@ -86,7 +88,32 @@ fn containers_are_walked_to_their_end() {
     let mut trailing = mp4.clone();
     trailing.extend_from_slice(b"PK\x03");
     cases.push(("MP4 with bytes after its last box", trailing));
+    // Ogg: a CRC that does not match, a first page that does not begin the stream or
+    // continues a packet, a second page cut short, bytes after the last page.
+    let opus = ogg_opus();
+    let mut bad_crc = opus.clone();
+    bad_crc[22] ^= 1;
+    cases.push(("Ogg page with a wrong CRC", bad_crc));
+    let mut bad_body = opus.clone();
+    bad_body[40] ^= 1;
+    cases.push(("Ogg page changed under its CRC", bad_body));
+    for (name, flags) in [("Ogg without BOS", 0x00), ("Ogg continuing a packet", 0x03)] {
+        let mut page = ogg(b"OpusHead");
+        page[5] = flags;
+        cases.push((name, with_crc(page)));
+    }
+    cases.push(("Ogg second page cut short", opus[..opus.len() - 3].to_vec()));
+    let mut trailing = opus.clone();
+    trailing.extend_from_slice(b"PK\x03\x04rest of an archive");
+    cases.push(("Ogg+ZIP", trailing));
     for (name, bytes) in cases {
         assert_eq!(sniff(&bytes), Container::Unknown, "{name}");
     }
+}
+
+/// One Ogg page with its CRC set again after a test changed it.
+fn with_crc(mut page: Vec<u8>) -> Vec<u8> {
+    let crc = ogg::crc(&page);
+    page[22..26].copy_from_slice(&crc.to_le_bytes());
+    page
 }

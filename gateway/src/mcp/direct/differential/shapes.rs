@@ -99,16 +99,9 @@ fn call(way: Way, tool: &str, args: &Value, direct: bool) -> Shape {
     )
 }
 
-/// An Ogg beginning-of-stream page whose first packet is `OpusHead`.
+/// An Ogg/Opus stream's first pages.
 fn ogg_opus_b64() -> String {
-    let packet: &[u8] = b"OpusHead\x01\x01\x38\x01\x80\xbb\0\0\0\0\0";
-    let mut v = b"OggS\0\x02".to_vec();
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(b"WAZP");
-    v.extend_from_slice(&[0; 8]);
-    v.extend_from_slice(&[1, packet.len() as u8]);
-    v.extend_from_slice(packet);
-    base64::engine::general_purpose::STANDARD.encode(v)
+    base64::engine::general_purpose::STANDARD.encode(crate::media_fixtures::ogg_opus())
 }
 
 /// Every tool with good arguments, arguments the worker or the gateway refuses (tool errors),
