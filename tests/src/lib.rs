@@ -53,6 +53,20 @@ pub fn init_logs() {
     }
 }
 
+/// NATS users on a server that authenticates, for [`Stack::start_authenticated`]: each a user
+/// name and password.
+#[derive(Debug, Clone)]
+pub struct NatsUsers {
+    /// The server.
+    pub url: String,
+    /// The subject prefix its permissions are written for.
+    pub prefix: String,
+    /// The worker's user.
+    pub worker: (String, String),
+    /// The harness's own client ([`Stack::nats`]: sim ops, pings, token minting).
+    pub harness: (String, String),
+}
+
 /// A worker and its dependencies for one test.
 pub struct Stack {
     /// The test's database.
@@ -68,6 +82,9 @@ pub struct Stack {
     /// The NATS server the worker and the gateways use ([`nats_url`] unless started with
     /// [`Stack::start_on_nats`]).
     pub nats_url: String,
+    /// The worker's NATS user and password, on a server that authenticates
+    /// ([`Stack::start_authenticated`]).
+    worker_user: Option<(String, String)>,
     connector: ConnectorKind,
     whatsapp_network: wazap_worker::config::Network,
     worker: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
@@ -95,6 +112,30 @@ impl Stack {
     pub async fn start_on_nats(url: &str, connector: ConnectorKind) -> anyhow::Result<Self> {
         init_logs();
         Self::with_nats(TestDb::create().await?, connector, Default::default(), url).await
+    }
+
+    /// [`Stack::start`] on a NATS server that authenticates (`deploy/nats.conf`'s users): the
+    /// worker connects as `users.worker`, [`Stack::nats`] as `users.harness`, under
+    /// `users.prefix` (the server's permissions name it). Gateways get their user from the
+    /// test ([`Stack::gateway`]'s variables).
+    pub async fn start_authenticated(
+        users: &NatsUsers,
+        connector: ConnectorKind,
+    ) -> anyhow::Result<Self> {
+        init_logs();
+        let harness = wazap_shared::config::NatsConfig::plain(&users.url)
+            .with_user(&users.harness.0, &users.harness.1);
+        let nats = bus::connect(&harness, "wazap-tests").await?;
+        Self::assemble(
+            TestDb::create().await?,
+            connector,
+            Default::default(),
+            &users.url,
+            users.prefix.clone(),
+            nats,
+            Some(users.worker.clone()),
+        )
+        .await
     }
 
     /// A fresh database and prefix, and a worker on the real `whatsapp` connector connected to
@@ -125,10 +166,31 @@ impl Stack {
         whatsapp_network: wazap_worker::config::Network,
         nats_url: &str,
     ) -> anyhow::Result<Self> {
-        let pool = wazap_worker::db::pool(&db.url, 4)?;
         let prefix = format!("t{}", random_hex(6));
-        let subjects = Subjects::new(prefix.clone());
         let nats = async_nats::connect(nats_url).await?;
+        Self::assemble(
+            db,
+            connector,
+            whatsapp_network,
+            nats_url,
+            prefix,
+            nats,
+            None,
+        )
+        .await
+    }
+
+    async fn assemble(
+        db: TestDb,
+        connector: ConnectorKind,
+        whatsapp_network: wazap_worker::config::Network,
+        nats_url: &str,
+        prefix: String,
+        nats: async_nats::Client,
+        worker_user: Option<(String, String)>,
+    ) -> anyhow::Result<Self> {
+        let pool = wazap_worker::db::pool(&db.url, 4)?;
+        let subjects = Subjects::new(prefix.clone());
         let mut stack = Self {
             db,
             pool,
@@ -136,6 +198,7 @@ impl Stack {
             subjects,
             nats,
             nats_url: nats_url.to_owned(),
+            worker_user,
             connector,
             whatsapp_network,
             worker: None,
@@ -146,8 +209,13 @@ impl Stack {
 
     /// The worker's configuration for this stack.
     pub fn worker_config(&self) -> wazap_worker::Config {
+        let mut nats = wazap_shared::config::NatsConfig::plain(&self.nats_url)
+            .with_inbox_prefix(self.subjects.worker_inbox());
+        if let Some((user, password)) = &self.worker_user {
+            nats = nats.with_user(user, password);
+        }
         wazap_worker::Config {
-            nats_url: self.nats_url.clone(),
+            nats,
             nats_prefix: self.prefix.clone(),
             database_url: self.db.url.clone(),
             connector: self.connector,
@@ -168,12 +236,16 @@ impl Stack {
             ConnectorKind::Sim => "sim",
         };
         let mut env = vec![
-            (wazap_shared::config::NATS_URL, config.nats_url),
+            (wazap_shared::config::NATS_URL, config.nats.url),
             (wazap_shared::config::NATS_PREFIX, config.nats_prefix),
             (c::DATABASE_URL, config.database_url),
             (c::CONNECTOR, connector.to_owned()),
             (c::DATA_DIR, config.data_dir.display().to_string()),
         ];
+        if let Some((user, password)) = &self.worker_user {
+            env.push((wazap_shared::config::NATS_USER, user.clone()));
+            env.push((wazap_shared::config::NATS_PASSWORD, password.clone()));
+        }
         if let c::Network::Local { base } = config.whatsapp_network {
             env.push((c::WHATSAPP_NETWORK, base));
         }

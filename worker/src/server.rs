@@ -87,7 +87,7 @@ async fn start_and_serve(
     shutdown: Shutdown,
     supervisor: Supervisor,
 ) -> anyhow::Result<()> {
-    let nats = bus::connect(&config.nats_url, "wazap-worker")
+    let nats = bus::connect(&config.nats, "wazap-worker")
         .await
         .context("NATS")?;
     let subjects = Subjects::new(config.nats_prefix.clone());
