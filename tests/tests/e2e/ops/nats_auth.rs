@@ -17,7 +17,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_nats::jetstream;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::json;
+use sha2::{Digest as _, Sha256};
 use tokio::sync::mpsc;
 use wazap_shared::bus;
 use wazap_shared::subjects::{Subjects, sim_op};
@@ -221,11 +224,12 @@ async fn the_shipped_nats_permissions_serve_wazap_and_refuse_everything_else() -
         .await?;
     assert_eq!(got.ok()["mime_type"], "image/jpeg");
     assert_eq!(got.images.len(), 1);
+    let photo_b64 = jpeg_b64(32, 24);
     let sent = mcp
         .call(
             "send_media",
             json!({"chat_id": chat, "request_id": "auth-1", "kind": "image",
-                   "data_base64": jpeg_b64(32, 24), "mime_type": "image/jpeg"}),
+                   "data_base64": photo_b64, "mime_type": "image/jpeg"}),
         )
         .await?;
     let violations: Vec<String> = server
@@ -335,6 +339,26 @@ async fn the_shipped_nats_permissions_serve_wazap_and_refuse_everything_else() -
     w.subscribe_refused("wazap.events.>").await?;
     w.publish_refused("$JS.API.DIRECT.GET.OBJ_wazap-attachments")
         .await?;
+
+    // The worker deleted the send's object (after its grace period), and neither binary was
+    // refused anything meanwhile (the probes' refusals are theirs: unnamed clients).
+    let sent_object = hex::encode(Sha256::digest(B64.decode(&photo_b64)?));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while wstore.info(&sent_object).await.is_ok_and(|i| !i.deleted) {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the sent object stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    w.quiet()?;
+    let refused: Vec<String> = server
+        .log()
+        .lines()
+        .filter(|l| l.contains("Violation") && l.contains("rust:wazap-"))
+        .map(str::to_owned)
+        .collect();
+    assert!(refused.is_empty(), "wazap itself was refused: {refused:#?}");
 
     mcp.close().await;
     gw.stop().await?;
