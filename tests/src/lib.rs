@@ -5,6 +5,7 @@
 //! Services: `WAZAP_TEST_DATABASE_URL` (default the machine's Postgres) and `WAZAP_TEST_NATS_URL`
 //! (default `nats://127.0.0.1:4222`; `scripts/test` starts a JetStream-capable server).
 
+mod authenticated;
 mod db;
 pub mod fault;
 pub mod fixtures;
@@ -24,6 +25,7 @@ use wazap_shared::wire::sim::SimAck;
 use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
 
+pub use authenticated::NatsUsers;
 pub use db::TestDb;
 pub use gateway::{Gateway, post_raw, tools_call_body};
 pub use mcp::{Mcp, ToolOutcome};
@@ -51,20 +53,6 @@ pub fn init_logs() {
     if std::env::var_os("TEST_LOG").is_some() {
         wazap_shared::telemetry::init("wazap-tests");
     }
-}
-
-/// NATS users on a server that authenticates, for [`Stack::start_authenticated`]: each a user
-/// name and password.
-#[derive(Debug, Clone)]
-pub struct NatsUsers {
-    /// The server.
-    pub url: String,
-    /// The subject prefix its permissions are written for.
-    pub prefix: String,
-    /// The worker's user.
-    pub worker: (String, String),
-    /// The harness's own client ([`Stack::nats`]: sim ops, pings, token minting).
-    pub harness: (String, String),
 }
 
 /// A worker and its dependencies for one test.
@@ -114,30 +102,6 @@ impl Stack {
         Self::with_nats(TestDb::create().await?, connector, Default::default(), url).await
     }
 
-    /// [`Stack::start`] on a NATS server that authenticates (`deploy/nats.conf`'s users): the
-    /// worker connects as `users.worker`, [`Stack::nats`] as `users.harness`, under
-    /// `users.prefix` (the server's permissions name it). Gateways get their user from the
-    /// test ([`Stack::gateway`]'s variables).
-    pub async fn start_authenticated(
-        users: &NatsUsers,
-        connector: ConnectorKind,
-    ) -> anyhow::Result<Self> {
-        init_logs();
-        let harness = wazap_shared::config::NatsConfig::plain(&users.url)
-            .with_user(&users.harness.0, &users.harness.1);
-        let nats = bus::connect(&harness, "wazap-tests").await?;
-        Self::assemble(
-            TestDb::create().await?,
-            connector,
-            Default::default(),
-            &users.url,
-            users.prefix.clone(),
-            nats,
-            Some(users.worker.clone()),
-        )
-        .await
-    }
-
     /// A fresh database and prefix, and a worker on the real `whatsapp` connector connected to
     /// the test network at `network` (`ws://127.0.0.1:PORT`).
     pub async fn whatsapp(network: &str) -> anyhow::Result<Self> {
@@ -151,7 +115,6 @@ impl Stack {
     pub async fn on(db: TestDb, connector: ConnectorKind) -> anyhow::Result<Self> {
         Self::with(db, connector, Default::default()).await
     }
-
     async fn with(
         db: TestDb,
         connector: ConnectorKind,
@@ -180,7 +143,7 @@ impl Stack {
         .await
     }
 
-    async fn assemble(
+    pub(crate) async fn assemble(
         db: TestDb,
         connector: ConnectorKind,
         whatsapp_network: wazap_worker::config::Network,
