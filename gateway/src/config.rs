@@ -26,8 +26,8 @@ const MAX_CONCURRENCY_CEILING: usize = 4096;
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// NATS server URL(s).
-    pub nats_url: String,
+    /// The NATS connection (`WAZAP_NATS_URL`, credentials, TLS), with the gateways' reply inboxes.
+    pub nats: cfg::NatsConfig,
     /// NATS subject prefix of this deployment.
     pub nats_prefix: String,
     /// The MCP listener (MCP + JSON API) address.
@@ -66,9 +66,12 @@ impl Config {
                 "expected a whole number from 1 to 4096",
             ));
         }
+        let nats_prefix = cfg::nats_prefix(src)?;
         Ok(Config {
-            nats_url: cfg::nats_url(src)?,
-            nats_prefix: cfg::nats_prefix(src)?,
+            nats: cfg::NatsConfig::from_source(src)?.with_inbox_prefix(
+                wazap_shared::subjects::Subjects::new(&nats_prefix).gateway_inbox(),
+            ),
+            nats_prefix,
             mcp_addr: cfg::parsed(
                 src,
                 MCP_ADDR,
@@ -140,7 +143,9 @@ mod tests {
     #[test]
     fn defaults_follow_the_design_table() {
         let c = from(&[]).unwrap();
-        assert_eq!(c.nats_url, "nats://127.0.0.1:4222");
+        assert_eq!(c.nats.url, "nats://127.0.0.1:4222");
+        assert!(!c.nats.is_authenticated());
+        assert_eq!(c.nats.inbox_prefix.as_deref(), Some("_INBOX.wazap.gateway"));
         assert_eq!(c.nats_prefix, "wazap");
         assert_eq!(c.mcp_addr, "127.0.0.1:8080".parse().unwrap());
         assert_eq!(c.owner_addr, "127.0.0.1:8081".parse().unwrap());

@@ -57,7 +57,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let Listeners { mcp, owner } = listeners.into();
     let local = mcp.local_addr()?;
-    let nats = wazap_shared::bus::connect(&config.nats_url, "wazap-gateway").await?;
+    let nats = wazap_shared::bus::connect(&config.nats, "wazap-gateway").await?;
     // One state for both listeners: one bus, one key cache and refresher, one tool set.
     let state = AppState::new(&config, nats, &shutdown);
     let refresher = state.keys.spawn_refresher(shutdown.child_token());

@@ -57,15 +57,47 @@ impl<T> From<Reply<T>> for Result<T, RpcError> {
     }
 }
 
-/// Connect to NATS without waiting for the server: the client connects and reconnects in the
-/// background, and requests fail fast (`worker_unavailable`) until it is up. One log line says
-/// when the connection is (re-)established or lost.
-pub async fn connect(url: &str, name: &str) -> Result<Client, async_nats::ConnectError> {
+/// Connect to NATS as `nats` says (credentials, TLS, inbox prefix) without waiting for the
+/// server: the client connects and reconnects in the background, and requests fail fast
+/// (`worker_unavailable`) until it is up. One log line says when the connection is
+/// (re-)established or lost; the server's errors (refused credentials, permissions violations)
+/// are logged as errors. Credentials are never logged. Fails at once only when a `.creds` file
+/// cannot be read or parsed.
+pub async fn connect(
+    nats: &crate::config::NatsConfig,
+    name: &str,
+) -> Result<Client, async_nats::ConnectError> {
+    use crate::config::NatsAuth;
     let logged_name = name.to_owned();
-    async_nats::ConnectOptions::new()
+    let mut options = async_nats::ConnectOptions::new()
         .name(name)
         .retry_on_initial_connect()
-        .request_timeout(Some(Duration::from_secs(15)))
+        .request_timeout(Some(Duration::from_secs(15)));
+    options = match &nats.auth {
+        NatsAuth::None => options,
+        NatsAuth::UserPassword { user, password } => {
+            options.user_and_password(user.clone(), password.expose().to_owned())
+        }
+        NatsAuth::Token(token) => options.token(token.expose().to_owned()),
+        NatsAuth::NKey(seed) => options.nkey(seed.expose().to_owned()),
+        NatsAuth::CredsFile(path) => options.credentials_file(path).await.map_err(|e| {
+            // The io error says what is wrong with the file, never its content.
+            async_nats::ConnectError::with_source(async_nats::ConnectErrorKind::Authentication, e)
+        })?,
+    };
+    if let Some(ca) = &nats.tls.ca_file {
+        options = options.add_root_certificates(ca.clone());
+    }
+    if let Some((cert, key)) = &nats.tls.client_cert {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
+    if nats.tls.required {
+        options = options.require_tls(true);
+    }
+    if let Some(prefix) = &nats.inbox_prefix {
+        options = options.custom_inbox_prefix(prefix);
+    }
+    options
         .event_callback(move |event| {
             let name = logged_name.clone();
             async move {
@@ -76,11 +108,14 @@ pub async fn connect(url: &str, name: &str) -> Result<Client, async_nats::Connec
                     async_nats::Event::Disconnected => {
                         tracing::warn!(client = %name, "NATS disconnected; retrying with backoff")
                     }
+                    async_nats::Event::ServerError(e) => {
+                        tracing::error!(client = %name, error = %e, "NATS server error")
+                    }
                     other => tracing::debug!(client = %name, event = %other, "NATS event"),
                 }
             }
         })
-        .connect(url)
+        .connect(nats.url.as_str())
         .await
 }
 
@@ -284,9 +319,10 @@ pub fn encode_reply<T: Serialize>(reply: &Reply<T>) -> bytes::Bytes {
 /// How long media bytes wait in the object store between gateway and worker (either way).
 pub const MEDIA_TTL: Duration = Duration::from_secs(3600);
 
-/// Open the media bucket `bucket` ([`Subjects::media_bucket`]), creating it with a
-/// [`MEDIA_TTL`] when it does not exist yet. Gateways and the worker may race to create it:
-/// the loser opens what the winner made.
+/// Open the media bucket `bucket` ([`Subjects::media_bucket`] when a gateway puts a send's
+/// bytes, [`Subjects::attachment_bucket`] when the worker puts an attachment's), creating it
+/// with a [`MEDIA_TTL`] when it does not exist yet. Gateways may race to create theirs: the
+/// loser opens what the winner made.
 pub async fn media_store(
     js: &async_nats::jetstream::Context,
     bucket: &str,
@@ -308,7 +344,7 @@ pub async fn media_store(
     }
 }
 
-/// Read object `name` of `store` (the media bucket `bucket`) whole (refused when larger than `max` bytes),
+/// Read object `name` of `store` (the bucket `bucket`) whole (refused when larger than `max` bytes),
 /// without a consumer: its metadata and each chunk by JetStream direct gets. The object store's own `get` creates an ordered
 /// consumer per read that the server keeps for 30 s after use; at a few hundred reads a second
 /// they hit the server's consumer limit (JetStream error 10026) and reads fail.

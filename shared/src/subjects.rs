@@ -131,10 +131,30 @@ impl Subjects {
         format!("{}.events.archive", self.prefix)
     }
 
-    /// The JetStream object-store bucket where media bytes wait between gateway and worker
-    /// (bucket names take no dots).
+    /// The JetStream object-store bucket where a send's media bytes wait from a gateway to the
+    /// worker (bucket names take no dots). Gateways put into it and cannot read it; the worker
+    /// reads and deletes (`deploy/nats.conf`).
     pub fn media_bucket(&self) -> String {
         format!("{}-media", self.prefix.replace('.', "_"))
+    }
+
+    /// The bucket where `get_attachment`'s bytes wait from the worker to a gateway: the worker
+    /// puts, gateways read and delete. Apart from [`Self::media_bucket`] so that a gateway's
+    /// credentials read nothing another gateway sent.
+    pub fn attachment_bucket(&self) -> String {
+        format!("{}-attachments", self.prefix.replace('.', "_"))
+    }
+
+    /// The reply-inbox prefix of this deployment's gateways (`_INBOX.<prefix>.gateway`): their
+    /// requests' replies, JetStream's answers included, come to subjects under it, so a server
+    /// can let only the gateway user subscribe there.
+    pub fn gateway_inbox(&self) -> String {
+        format!("_INBOX.{}.gateway", self.prefix)
+    }
+
+    /// The worker's reply-inbox prefix (`_INBOX.<prefix>.worker`).
+    pub fn worker_inbox(&self) -> String {
+        format!("_INBOX.{}.worker", self.prefix)
     }
 
     /// The op of an rpc or sim subject under this prefix, if it is one.

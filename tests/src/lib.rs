@@ -5,6 +5,7 @@
 //! Services: `WAZAP_TEST_DATABASE_URL` (default the machine's Postgres) and `WAZAP_TEST_NATS_URL`
 //! (default `nats://127.0.0.1:4222`; `scripts/test` starts a JetStream-capable server).
 
+mod authenticated;
 mod db;
 pub mod fault;
 pub mod fixtures;
@@ -24,6 +25,7 @@ use wazap_shared::wire::sim::SimAck;
 use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
 
+pub use authenticated::NatsUsers;
 pub use db::TestDb;
 pub use gateway::{Gateway, post_raw, tools_call_body};
 pub use mcp::{Mcp, ToolOutcome};
@@ -68,6 +70,9 @@ pub struct Stack {
     /// The NATS server the worker and the gateways use ([`nats_url`] unless started with
     /// [`Stack::start_on_nats`]).
     pub nats_url: String,
+    /// The worker's NATS user and password, on a server that authenticates
+    /// ([`Stack::start_authenticated`]).
+    worker_user: Option<(String, String)>,
     connector: ConnectorKind,
     whatsapp_network: wazap_worker::config::Network,
     worker: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
@@ -110,7 +115,6 @@ impl Stack {
     pub async fn on(db: TestDb, connector: ConnectorKind) -> anyhow::Result<Self> {
         Self::with(db, connector, Default::default()).await
     }
-
     async fn with(
         db: TestDb,
         connector: ConnectorKind,
@@ -125,10 +129,31 @@ impl Stack {
         whatsapp_network: wazap_worker::config::Network,
         nats_url: &str,
     ) -> anyhow::Result<Self> {
-        let pool = wazap_worker::db::pool(&db.url, 4)?;
         let prefix = format!("t{}", random_hex(6));
-        let subjects = Subjects::new(prefix.clone());
         let nats = async_nats::connect(nats_url).await?;
+        Self::assemble(
+            db,
+            connector,
+            whatsapp_network,
+            nats_url,
+            prefix,
+            nats,
+            None,
+        )
+        .await
+    }
+
+    pub(crate) async fn assemble(
+        db: TestDb,
+        connector: ConnectorKind,
+        whatsapp_network: wazap_worker::config::Network,
+        nats_url: &str,
+        prefix: String,
+        nats: async_nats::Client,
+        worker_user: Option<(String, String)>,
+    ) -> anyhow::Result<Self> {
+        let pool = wazap_worker::db::pool(&db.url, 4)?;
+        let subjects = Subjects::new(prefix.clone());
         let mut stack = Self {
             db,
             pool,
@@ -136,6 +161,7 @@ impl Stack {
             subjects,
             nats,
             nats_url: nats_url.to_owned(),
+            worker_user,
             connector,
             whatsapp_network,
             worker: None,
@@ -146,8 +172,13 @@ impl Stack {
 
     /// The worker's configuration for this stack.
     pub fn worker_config(&self) -> wazap_worker::Config {
+        let mut nats = wazap_shared::config::NatsConfig::plain(&self.nats_url)
+            .with_inbox_prefix(self.subjects.worker_inbox());
+        if let Some((user, password)) = &self.worker_user {
+            nats = nats.with_user(user, password);
+        }
         wazap_worker::Config {
-            nats_url: self.nats_url.clone(),
+            nats,
             nats_prefix: self.prefix.clone(),
             database_url: self.db.url.clone(),
             connector: self.connector,
@@ -168,12 +199,16 @@ impl Stack {
             ConnectorKind::Sim => "sim",
         };
         let mut env = vec![
-            (wazap_shared::config::NATS_URL, config.nats_url),
+            (wazap_shared::config::NATS_URL, config.nats.url),
             (wazap_shared::config::NATS_PREFIX, config.nats_prefix),
             (c::DATABASE_URL, config.database_url),
             (c::CONNECTOR, connector.to_owned()),
             (c::DATA_DIR, config.data_dir.display().to_string()),
         ];
+        if let Some((user, password)) = &self.worker_user {
+            env.push((wazap_shared::config::NATS_USER, user.clone()));
+            env.push((wazap_shared::config::NATS_PASSWORD, password.clone()));
+        }
         if let c::Network::Local { base } = config.whatsapp_network {
             env.push((c::WHATSAPP_NETWORK, base));
         }

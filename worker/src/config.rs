@@ -86,8 +86,9 @@ pub enum ConnectorKind {
 /// Everything the worker reads from the environment.
 #[derive(Clone)]
 pub struct Config {
-    /// NATS server URL(s).
-    pub nats_url: String,
+    /// The NATS connection (`WAZAP_NATS_URL`, credentials, TLS), with the worker's reply
+    /// inboxes.
+    pub nats: config::NatsConfig,
     /// Subject prefix.
     pub nats_prefix: String,
     /// Postgres URL.
@@ -105,6 +106,7 @@ pub struct Config {
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
+            .field("nats", &self.nats)
             .field("nats_prefix", &self.nats_prefix)
             .field("connector", &self.connector)
             .field(
@@ -137,9 +139,12 @@ impl Config {
                 ));
             }
         };
+        let nats_prefix = config::nats_prefix(src)?;
         Ok(Self {
-            nats_url: config::nats_url(src)?,
-            nats_prefix: config::nats_prefix(src)?,
+            nats: config::NatsConfig::from_source(src)?.with_inbox_prefix(
+                wazap_shared::subjects::Subjects::new(&nats_prefix).worker_inbox(),
+            ),
+            nats_prefix,
             database_url,
             connector,
             owner_password: src.get(OWNER_PASSWORD).filter(|p| !p.is_empty()),
@@ -161,6 +166,8 @@ mod tests {
         let c = Config::from_source(&empty).unwrap();
         assert_eq!(c.connector, ConnectorKind::Whatsapp);
         assert_eq!(c.nats_prefix, "wazap");
+        assert!(!c.nats.is_authenticated());
+        assert_eq!(c.nats.inbox_prefix.as_deref(), Some("_INBOX.wazap.worker"));
         assert_eq!(c.data_dir, std::path::PathBuf::from("data"));
         let bad: HashMap<&str, &str> = [(CONNECTOR, "fax")].into_iter().collect();
         assert_eq!(Config::from_source(&bad).unwrap_err().var, CONNECTOR);

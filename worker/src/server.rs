@@ -87,7 +87,7 @@ async fn start_and_serve(
     shutdown: Shutdown,
     supervisor: Supervisor,
 ) -> anyhow::Result<()> {
-    let nats = bus::connect(&config.nats_url, "wazap-worker")
+    let nats = bus::connect(&config.nats, "wazap-worker")
         .await
         .context("NATS")?;
     let subjects = Subjects::new(config.nats_prefix.clone());
@@ -237,7 +237,8 @@ async fn serve(
         lease.epoch = lease.epoch(),
         "worker started"
     );
-    let trust_loopback = grants::verify::loopback_trusted(&config.nats_url, false);
+    let trust_loopback =
+        grants::verify::loopback_trusted(&config.nats.url, config.nats.is_authenticated());
     if !trust_loopback {
         tracing::warn!(
             "NATS is neither on loopback nor authenticated: local connections are refused"

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::ErrorCode;
 use wazap_shared::bus::{self, Rpc};
+use wazap_shared::config::NatsConfig;
 use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims, HEADER_TOKEN, VerifiedGrant};
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
@@ -114,7 +115,9 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
     let subjects = Subjects::new(prefix.clone());
     let shutdown = CancellationToken::new();
     let worker = tokio::spawn(wazap_worker::run(config(&url, &prefix), shutdown.clone()));
-    let nats = bus::connect(NATS_URL, "runtime-test").await.unwrap();
+    let nats = bus::connect(&NatsConfig::plain(NATS_URL), "runtime-test")
+        .await
+        .unwrap();
 
     let ping = call_when_up::<Ping>(&nats, &subjects, &PingRequest {}).await;
     assert!(ping.database);
@@ -379,7 +382,9 @@ async fn drains_in_time_when_nats(unreachable: impl FnOnce(&mut OwnNats)) {
         config_on(&url, &server.url, &prefix),
         shutdown.clone(),
     ));
-    let nats = bus::connect(&server.url, "runtime-test").await.unwrap();
+    let nats = bus::connect(&NatsConfig::plain(&server.url), "runtime-test")
+        .await
+        .unwrap();
     let ping = call_when_up::<Ping>(&nats, &subjects, &PingRequest {}).await;
     assert!(ping.database, "the worker serves");
 

@@ -90,9 +90,12 @@ async fn a_dead_archive_writer_stops_run_within_the_drain_limit_with_an_error() 
     let config = Config::from_source(&src).expect("config");
     // Never cancelled: only the failure may stop this worker.
     let worker = tokio::spawn(wazap_worker::run(config, CancellationToken::new()));
-    let nats = bus::connect(&nats_url, "supervise-test")
-        .await
-        .expect("nats");
+    let nats = bus::connect(
+        &wazap_shared::config::NatsConfig::plain(&nats_url),
+        "supervise-test",
+    )
+    .await
+    .expect("nats");
     let ping = || bus::call::<Ping>(&nats, &subjects, None, &PingRequest {}, None);
     let mut up = false;
     for _ in 0..600 {

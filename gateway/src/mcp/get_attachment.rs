@@ -84,7 +84,7 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// Read the object `media` names from the media bucket and delete it.
+    /// Read the object `media` names from the attachment bucket and delete it.
     async fn take_media(&self, media: &MediaRef) -> Result<Vec<u8>, RpcError> {
         if media.size > MAX_ATTACHMENT_BYTES {
             return Err(RpcError::new(
@@ -93,7 +93,7 @@ impl McpServer {
             ));
         }
         let js = async_nats::jetstream::new(self.bus.client().clone());
-        let bucket = self.bus.subjects().media_bucket();
+        let bucket = self.bus.subjects().attachment_bucket();
         let store = js
             .get_object_store(&bucket)
             .await

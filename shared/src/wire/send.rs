@@ -92,8 +92,9 @@ pub struct GetSendStatusRequest {
     pub request_id: String,
 }
 
-/// Where validated media bytes wait for the worker: an object in the JetStream object store
-/// bucket [`crate::subjects::Subjects::media_bucket`], named by the bytes' SHA-256.
+/// Where media bytes wait between gateway and worker: an object in the JetStream object store
+/// bucket [`crate::subjects::Subjects::media_bucket`] (a send's bytes, named by their SHA-256)
+/// or [`crate::subjects::Subjects::attachment_bucket`] (`get_attachment`'s).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MediaRef {
     /// The object's name (lowercase hex SHA-256 of the bytes).

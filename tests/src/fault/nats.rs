@@ -4,6 +4,9 @@
 //! It runs `WAZAP_TEST_NATS_SERVER` (`scripts/services.sh` exports a JetStream-capable one),
 //! else `nats-server` from the `PATH`, on 127.0.0.1 and a free port, with JetStream on (the
 //! gateway's media bucket needs it, DESIGN §8) and its store in a fresh temporary directory.
+//! [`NatsServer::start_configured`] loads a configuration file first (e.g. `deploy/nats.conf`'s
+//! users and permissions), the command line still choosing address, port, monitoring port and
+//! store, and logs to a file the test can read ([`NatsServer::log`]).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -17,22 +20,68 @@ pub struct NatsServer {
     port: u16,
     store: PathBuf,
     child: Option<Child>,
+    /// A configuration file, the environment its `$VAR`s read, the monitoring port and the log.
+    configured: Option<Configured>,
+}
+
+#[derive(Debug)]
+struct Configured {
+    file: PathBuf,
+    env: Vec<(String, String)>,
+    http_port: u16,
+    log: PathBuf,
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 impl NatsServer {
     /// Start one on a free loopback port and wait until it accepts connections.
     pub async fn start() -> anyhow::Result<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
+        Self::start_with(None).await
+    }
+
+    /// Start one with the configuration `config` (the text of a nats-server configuration
+    /// file, written beside the store) and `env` set for its `$VAR` references. Address, port,
+    /// monitoring port and store come from the command line, which overrides the file's.
+    pub async fn start_configured(config: &str, env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let name = format!("wazap-nats-{}", crate::random_hex(6));
+        let file = std::env::temp_dir().join(format!("{name}.conf"));
+        std::fs::write(&file, config)?;
+        let configured = Configured {
+            file,
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            http_port: free_port()?,
+            log: std::env::temp_dir().join(format!("{name}.log")),
+        };
+        Self::start_with(Some(configured)).await
+    }
+
+    async fn start_with(configured: Option<Configured>) -> anyhow::Result<Self> {
+        let port = free_port()?;
         let store = std::env::temp_dir().join(format!("wazap-nats-{}", crate::random_hex(6)));
         let mut server = Self {
             port,
             store,
             child: None,
+            configured,
         };
         server.start_again().await?;
         Ok(server)
+    }
+
+    /// What a configured server logged so far (empty for an unconfigured one).
+    pub fn log(&self) -> String {
+        self.configured
+            .as_ref()
+            .and_then(|c| std::fs::read_to_string(&c.log).ok())
+            .unwrap_or_default()
     }
 
     /// `nats://127.0.0.1:<port>` (the same across restarts).
@@ -55,7 +104,16 @@ impl NatsServer {
         anyhow::ensure!(self.child.is_none(), "nats-server is already running");
         let bin =
             std::env::var("WAZAP_TEST_NATS_SERVER").unwrap_or_else(|_| "nats-server".to_owned());
-        let child = Command::new(bin)
+        let mut command = Command::new(bin);
+        if let Some(c) = &self.configured {
+            command
+                .arg("-c")
+                .arg(&c.file)
+                .args(["-m", &c.http_port.to_string(), "-l"])
+                .arg(&c.log)
+                .envs(c.env.iter().map(|(k, v)| (k, v)));
+        }
+        let child = command
             .args([
                 "-a",
                 "127.0.0.1",
@@ -88,5 +146,9 @@ impl Drop for NatsServer {
             let _ = child.start_kill();
         }
         let _ = std::fs::remove_dir_all(&self.store);
+        if let Some(c) = &self.configured {
+            let _ = std::fs::remove_file(&c.file);
+            let _ = std::fs::remove_file(&c.log);
+        }
     }
 }

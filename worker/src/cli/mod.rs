@@ -45,8 +45,8 @@ usage:
   ID        opaque chat ids (c_...), as the read tools return them
 
 Configuration comes from the environment: WAZAP_DATABASE_URL, WAZAP_NATS_URL,
-WAZAP_NATS_PREFIX, WAZAP_CONNECTOR (whatsapp|demo|sim), WAZAP_OWNER_PASSWORD,
-WAZAP_DATA_DIR, RUST_LOG.
+WAZAP_NATS_PREFIX, WAZAP_NATS_* credentials and TLS (docs/design.md §2), WAZAP_CONNECTOR
+(whatsapp|demo|sim), WAZAP_OWNER_PASSWORD, WAZAP_DATA_DIR, RUST_LOG.
 ";
 
 /// A parsed command line.

@@ -109,7 +109,7 @@ fn check_size(size: u64, max: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Put `bytes` into the media bucket (creating it when it is missing) and return the
+/// Put `bytes` into the attachment bucket (creating it when it is missing) and return the
 /// reference. The name is the bytes' hex SHA-256 plus a random suffix: every request gets its
 /// own object, because the gateway deletes what it has read, and two reads of one attachment at
 /// once must not share (or purge) an object.
@@ -119,7 +119,7 @@ async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, Error> {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let object = format!("out-{}-{}", hex(&Sha256::digest(bytes)), hex(&nonce));
     let js = jetstream::new(state.nats.clone());
-    let store = wazap_shared::bus::media_store(&js, &state.subjects.media_bucket())
+    let store = wazap_shared::bus::media_store(&js, &state.subjects.attachment_bucket())
         .await
         .map_err(|e| unavailable(&e))?;
     let mut reader = bytes;

@@ -288,7 +288,7 @@ async fn a_holder_cut_off_from_nats_gives_the_lease_to_a_standby_that_is_not() -
     // The holder talks to a NATS of its own; the standby and the clients to the shared one.
     let mut cut_off = wazap_tests::fault::NatsServer::start().await?;
     let mut config = s.stack.worker_config();
-    config.nats_url = cut_off.url();
+    config.nats.url = cut_off.url();
     let holder = tokio::spawn(wazap_worker::run(config, CancellationToken::new()));
     let deadline = Instant::now() + Duration::from_secs(30);
     while lease(&s).await?.0 == before {

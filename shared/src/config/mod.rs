@@ -7,6 +7,14 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
+mod nats;
+
+pub use nats::{
+    NATS_CREDS_FILE, NATS_NKEY_SEED, NATS_PASSWORD, NATS_TLS_CA_FILE, NATS_TLS_CERT_FILE,
+    NATS_TLS_KEY_FILE, NATS_TLS_REQUIRED, NATS_TOKEN, NATS_USER, NatsAuth, NatsConfig, NatsTls,
+    Secret,
+};
+
 /// `WAZAP_NATS_URL`.
 pub const NATS_URL: &str = "WAZAP_NATS_URL";
 /// `WAZAP_NATS_PREFIX`.
