@@ -7,166 +7,29 @@
 //! rate. Afterwards every connection is closed (the idle heads by the header timeout), every
 //! permit and budget byte is back, and the gateway's peak RSS stayed under [`RSS_BOUND_KIB`].
 
-use std::path::PathBuf;
+mod client;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use wazap_shared::wire::grants::ReadScope;
 use wazap_tests::fixtures::{minutes_ago, person, text};
-use wazap_tests::{Stack, nats_url};
-use wazap_tests::{post_raw, tools_call_body};
+use wazap_tests::{Stack, nats_url, post_raw};
 use wazap_worker::config::ConnectorKind;
+
+use client::{
+    SLOW_BODY, foreign_token, gateway_binary, open_fds, park_share, read_messages,
+    status_before_body, status_kib, trickle,
+};
 
 /// The gateway's peak RSS (`VmHWM`) allowed through the storm: DESIGN §11's 40 MiB under load.
 /// The test runs whichever binary the profile built (debug in `cargo nextest run`), and holds it
 /// to the same bound: the debug binary peaked at about 34 MiB here (idle about 30 MiB), and
 /// prints its figures on every run.
 const RSS_BOUND_KIB: u64 = 40 * 1024;
-
-/// The declared length of every slow body: the send tools' 12 MiB limit.
-const SLOW_BODY: usize = 12 * 1024 * 1024;
-
-/// The `wazap-gateway` binary: `WAZAP_GATEWAY_BIN`, else the one beside this test's profile
-/// directory (`target/<profile>/wazap-gateway`, which `cargo build -p wazap-gateway` and a
-/// workspace test run build).
-fn gateway_binary() -> anyhow::Result<PathBuf> {
-    if let Some(bin) = std::env::var_os("WAZAP_GATEWAY_BIN") {
-        return Ok(bin.into());
-    }
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .ok_or_else(|| anyhow::anyhow!("no profile directory above the test binary"))?;
-    let bin = profile_dir.join("wazap-gateway");
-    anyhow::ensure!(
-        bin.exists(),
-        "{} is missing: build it first (cargo build -p wazap-gateway) or set WAZAP_GATEWAY_BIN",
-        bin.display()
-    );
-    Ok(bin)
-}
-
-/// A `/proc/<pid>/status` field in KiB (`VmRSS:` or `VmHWM:`).
-fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("{field} missing from /proc/{pid}/status"))
-}
-
-/// Open descriptors of `pid`.
-fn open_fds(pid: u32) -> anyhow::Result<usize> {
-    Ok(std::fs::read_dir(format!("/proc/{pid}/fd"))?.count())
-}
-
-/// Send a request head (`Content-Length: SLOW_BODY`) and the first KiB of its body, then read
-/// the answer's status line without sending more; `None` when the connection closed first.
-async fn status_before_body(addr: &str, auth: Option<&str>) -> anyhow::Result<Option<String>> {
-    let mut stream = TcpStream::connect(addr).await?;
-    let auth = auth
-        .map(|a| format!("Authorization: {a}\r\n"))
-        .unwrap_or_default();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {SLOW_BODY}\r\n\r\n"
-    );
-    // One write, so the gateway reads the kilobyte with the head and closes with nothing unread
-    // (no reset that could beat its answer to us).
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(&[b' '; 1024]);
-    stream.write_all(&bytes).await?;
-    read_status(&mut stream).await
-}
-
-/// The status line of the answer on `stream`, or `None` if it closed without one.
-async fn read_status(stream: &mut TcpStream) -> anyhow::Result<Option<String>> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !got.windows(2).any(|w| w == b"\r\n") {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return Ok(None),
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-    let text = String::from_utf8_lossy(&got);
-    Ok(text.lines().next().map(str::to_owned))
-}
-
-/// A body from `auth` that declares [`SLOW_BODY`] bytes and, after a second (an immediate `busy`
-/// is read by then), trickles 100 bytes every 100 ms (1 KB/s) until answered; its status line
-/// (`None`: closed without one), and how long after the head it came.
-async fn trickle(addr: String, auth: String) -> anyhow::Result<(Option<String>, Duration)> {
-    let mut stream = TcpStream::connect(&addr).await?;
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {SLOW_BODY}\r\n\r\n"
-    );
-    stream.write_all(head.as_bytes()).await?;
-    let started = Instant::now();
-    let (mut read, mut write) = stream.into_split();
-    let writer = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        loop {
-            if write.write_all(&[b' '; 100]).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
-    let mut got = Vec::new();
-    let mut buf = [0u8; 1024];
-    let status = loop {
-        if let Some(line) = got
-            .split(|&b| b == b'\r')
-            .next()
-            .filter(|_| got.contains(&b'\r'))
-        {
-            break Some(String::from_utf8_lossy(line).into_owned());
-        }
-        match tokio::time::timeout(Duration::from_secs(30), read.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-            _ => break None,
-        }
-    };
-    writer.abort();
-    Ok((status, started.elapsed()))
-}
-
-/// `read_messages` of the one injected chat with `auth`: status, headers, body.
-async fn read_messages(
-    url: String,
-    auth: String,
-) -> anyhow::Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
-    post_raw(
-        &url,
-        &[("authorization", &auth)],
-        tools_call_body("read_messages", json!({"chat_id": "+972501230001"})),
-    )
-    .await
-}
-
-/// A token that looks like a grant but names a key nobody published (each a fresh `kid`, so
-/// the gateway's refetch for unknown keys is asked too).
-fn foreign_token(i: usize) -> String {
-    use base64::Engine as _;
-    let b64 = |v: serde_json::Value| {
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
-    };
-    format!(
-        "{}.{}.{}",
-        b64(json!({"alg": "EdDSA", "typ": "JWT", "kid": format!("stranger-{i}")})),
-        b64(json!({"sub": "conn_stranger", "aud": "wazap", "exp": 4_000_000_000u64})),
-        "c2lnbmF0dXJl"
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strangers_and_a_greedy_credential_cannot_starve_a_read() -> anyhow::Result<()> {
@@ -208,37 +71,7 @@ async fn strangers_and_a_greedy_credential_cannot_starve_a_read() -> anyhow::Res
     let idle_fds = open_fds(pid)?;
 
     // The greedy credential parks its whole share (2, the default limit): a third call is busy.
-    // (A wait that raced the check for a permit and lost is started again.)
-    let mut parked = JoinSet::new();
-    let share_by = Instant::now() + Duration::from_secs(10);
-    loop {
-        while parked.len() < 2 {
-            let (url, auth) = (url.clone(), greedy.clone());
-            parked.spawn(async move {
-                post_raw(
-                    &url,
-                    &[("authorization", &auth)],
-                    tools_call_body("wait_for_messages", json!({"timeout_seconds": 50})),
-                )
-                .await
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        while parked.try_join_next().is_some() {}
-        anyhow::ensure!(
-            Instant::now() < share_by,
-            "the parked waits never held the share"
-        );
-        if parked.len() < 2 {
-            continue;
-        }
-        // Busy for this credential means it holds 2: only the waits are its.
-        let (status, _, body) = read(&greedy).await?;
-        if status == 429 {
-            assert_eq!(body["error"]["code"], "busy", "{body}");
-            break;
-        }
-    }
+    let mut parked = park_share(&url, &greedy).await?;
 
     // The storm: half heads, strangers' bodies, bad tokens.
     let mut idle_heads = Vec::new();
@@ -357,16 +190,17 @@ async fn strangers_and_a_greedy_credential_cannot_starve_a_read() -> anyhow::Res
         );
     }
 
-    // Nothing leaked: every permit is back (the greedy credential's share and the reader's at
-    // once), the budget takes a whole body again, and the descriptors are back to idle.
-    let mut all = JoinSet::new();
-    for auth in [&greedy, &greedy, &reader] {
-        all.spawn(read_messages(url.clone(), auth.clone()));
-    }
-    while let Some(r) = all.join_next().await {
-        let (status, _, body) = r??;
-        assert_eq!(status, 200, "a permit did not come back: {body}");
-    }
+    // Nothing leaked: every permit is back (the greedy credential parks its whole share again,
+    // and the reader still gets the held-back permit beside it), the budget takes a whole body
+    // again (below), and the descriptors are back to idle.
+    let mut parked = park_share(&url, &greedy).await?;
+    let (status, _, body) = read(&reader).await?;
+    assert_eq!(
+        status, 200,
+        "the held-back permit did not come back: {body}"
+    );
+    parked.abort_all();
+    while parked.join_next().await.is_some() {}
     let fds_by = Instant::now() + Duration::from_secs(5);
     while open_fds(pid)? > idle_fds + 4 {
         anyhow::ensure!(
