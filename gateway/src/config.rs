@@ -15,6 +15,8 @@ pub const PUBLIC_HOSTS: &str = "WAZAP_PUBLIC_HOSTS";
 pub const OWNER_ORIGIN: &str = "WAZAP_OWNER_ORIGIN";
 /// `WAZAP_MCP_MAX_CONCURRENCY`.
 pub const MCP_MAX_CONCURRENCY: &str = "WAZAP_MCP_MAX_CONCURRENCY";
+/// `WAZAP_MCP_BODY_BUDGET_MIB`.
+pub const MCP_BODY_BUDGET_MIB: &str = "WAZAP_MCP_BODY_BUDGET_MIB";
 /// `WAZAP_OUTBOUND`.
 pub const OUTBOUND: &str = "WAZAP_OUTBOUND";
 /// `WAZAP_ATTACHMENTS`.
@@ -22,6 +24,13 @@ pub const ATTACHMENTS: &str = "WAZAP_ATTACHMENTS";
 
 /// Largest accepted `WAZAP_MCP_MAX_CONCURRENCY`.
 const MAX_CONCURRENCY_CEILING: usize = 4096;
+
+/// `WAZAP_MCP_BODY_BUDGET_MIB`'s default: one largest (12 MiB) send body and room for small ones,
+/// within the gateway's 40 MiB RSS budget (DESIGN §11).
+const BODY_BUDGET_DEFAULT_MIB: usize = 16;
+/// `WAZAP_MCP_BODY_BUDGET_MIB`'s range: at least one largest send body, at most 1 GiB.
+const BODY_BUDGET_RANGE_MIB: std::ops::RangeInclusive<usize> = 12..=1024;
+const BODY_BUDGET_EXPECTED: &str = "expected a whole number of MiB from 12 to 1024";
 
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +48,13 @@ pub struct Config {
     pub public_hosts: Vec<String>,
     /// The exact `Origin` of the owner dashboard (`scheme://host[:port]`).
     pub owner_origin: String,
-    /// Requests in flight on each listener's `/mcp` and `/api/send/*` (A's, and B's apart); more
-    /// get `busy`.
+    /// Requests of one credential in flight on each listener's `/mcp` and `/api/send/*` (A's, and
+    /// B's apart); each listener admits one more, for a credential with none in flight
+    /// (`http/permits`). More get `busy`.
     pub mcp_max_concurrency: usize,
+    /// Bytes of request bodies being read or handled at once, both listeners together; more get
+    /// `busy`.
+    pub body_budget_bytes: usize,
     /// Whether send tools and `/api/send/*` exist.
     pub outbound: bool,
     /// Whether the attachment tools exist.
@@ -67,6 +80,15 @@ impl Config {
             ));
         }
         let nats_prefix = cfg::nats_prefix(src)?;
+        let body_budget_mib = cfg::parsed::<usize>(
+            src,
+            MCP_BODY_BUDGET_MIB,
+            BODY_BUDGET_DEFAULT_MIB,
+            BODY_BUDGET_EXPECTED,
+        )?;
+        if !BODY_BUDGET_RANGE_MIB.contains(&body_budget_mib) {
+            return Err(ConfigError::new(MCP_BODY_BUDGET_MIB, BODY_BUDGET_EXPECTED));
+        }
         Ok(Config {
             nats: cfg::NatsConfig::from_source(src)?.with_inbox_prefix(
                 wazap_shared::subjects::Subjects::new(&nats_prefix).gateway_inbox(),
@@ -87,6 +109,7 @@ impl Config {
             public_hosts: public_hosts(src)?,
             owner_origin: owner_origin(src)?,
             mcp_max_concurrency,
+            body_budget_bytes: body_budget_mib * 1024 * 1024,
             outbound: cfg::switch(src, OUTBOUND, true)?,
             attachments: cfg::switch(src, ATTACHMENTS, true)?,
             send_deadline: wazap_shared::wire::send::SEND_DEADLINE,
@@ -152,6 +175,7 @@ mod tests {
         assert_eq!(c.public_hosts, vec!["localhost", "127.0.0.1"]);
         assert_eq!(c.owner_origin, "http://localhost:8081");
         assert_eq!(c.mcp_max_concurrency, 2);
+        assert_eq!(c.body_budget_bytes, 16 * 1024 * 1024);
         assert!(c.outbound && c.attachments);
     }
 
@@ -160,6 +184,7 @@ mod tests {
         let c = from(&[
             (PUBLIC_HOSTS, " Wazap.Example.com , localhost:9000,"),
             (MCP_MAX_CONCURRENCY, "7"),
+            (MCP_BODY_BUDGET_MIB, "64"),
             (OUTBOUND, "off"),
             (ATTACHMENTS, "false"),
             (MCP_ADDR, "0.0.0.0:9000"),
@@ -168,6 +193,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.public_hosts, vec!["wazap.example.com", "localhost:9000"]);
         assert_eq!(c.mcp_max_concurrency, 7);
+        assert_eq!(c.body_budget_bytes, 64 * 1024 * 1024);
         assert!(!c.outbound && !c.attachments);
         assert_eq!(c.mcp_addr.port(), 9000);
         assert_eq!(c.owner_origin, "https://owner.example.com");
@@ -178,6 +204,8 @@ mod tests {
         for (var, value) in [
             (MCP_MAX_CONCURRENCY, "0"),
             (MCP_MAX_CONCURRENCY, "lots"),
+            (MCP_BODY_BUDGET_MIB, "11"),
+            (MCP_BODY_BUDGET_MIB, "2048"),
             (MCP_ADDR, "nowhere"),
             (OWNER_ADDR, "1.2.3.4"),
             (PUBLIC_HOSTS, " , "),

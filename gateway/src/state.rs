@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use async_nats::Client;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::subjects::Subjects;
 
 use crate::bus::Bus;
 use crate::config::Config;
 use crate::http::host::HostPolicy;
+use crate::http::permits::{BodyBudget, Permits};
 use crate::jwks::KeyCache;
 use crate::mcp::ToolSet;
 use crate::objects::MediaStore;
@@ -31,6 +31,9 @@ pub(crate) struct AppState {
     pub(crate) sender: Sender,
     /// Whether the send tools and `/api/send/*` exist (`WAZAP_OUTBOUND`).
     pub(crate) outbound: bool,
+    /// The bytes request bodies may hold at once, both listeners together
+    /// (`WAZAP_MCP_BODY_BUDGET_MIB`).
+    pub(crate) body_budget: BodyBudget,
 }
 
 impl AppState {
@@ -42,6 +45,7 @@ impl AppState {
         Arc::new(Self {
             sender: Sender::new(bus.clone(), Arc::new(media), config.send_deadline),
             outbound: config.outbound,
+            body_budget: BodyBudget::new(config.body_budget_bytes),
             keys: Arc::new(KeyCache::new(bus.clone())),
             tools: Arc::new(ToolSet::new(config)),
             bus,
@@ -53,18 +57,18 @@ impl AppState {
 /// `Origin` values it admits (the MCP listener: `WAZAP_PUBLIC_HOSTS`; the owner listener: the
 /// host:port of `WAZAP_OWNER_ORIGIN`) and its concurrency permits.
 ///
-/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` each, not one pool for the
-/// process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the default of 2
+/// The permits are per listener on purpose, `WAZAP_MCP_MAX_CONCURRENCY` per credential each (and
+/// one more held back for another credential: `http/permits`), not one pool for the process: a parked `wait_for_messages` holds its permit for up to 55 s, so with the default of 2
 /// a shared pool would let two agents' long polls on one listener answer `busy` to every request on
 /// the other (the owner listener included). DESIGN §6 gives the owner listener "the same limits" as
 /// the MCP listener, not a share of its; the price is that a gateway serving `/mcp` on both
-/// listeners can have twice the limit in flight.
+/// listeners can have twice the limit (plus two) in flight.
 #[derive(Debug)]
 pub(crate) struct ListenerPolicy {
     /// Accepted `Host` and `Origin` values.
     pub(crate) hosts: HostPolicy,
-    /// One permit per request in flight on this listener.
-    pub(crate) permits: Arc<Semaphore>,
+    /// One permit per request in flight on this listener, counted per credential.
+    pub(crate) permits: Arc<Permits>,
 }
 
 impl ListenerPolicy {
@@ -72,7 +76,7 @@ impl ListenerPolicy {
     pub(crate) fn new(config: &Config, public_hosts: &[String], bound_port: u16) -> Arc<Self> {
         Arc::new(Self {
             hosts: HostPolicy::new(public_hosts, bound_port),
-            permits: Arc::new(Semaphore::new(config.mcp_max_concurrency)),
+            permits: Permits::new(config.mcp_max_concurrency),
         })
     }
 }

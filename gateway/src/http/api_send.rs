@@ -1,7 +1,7 @@
 //! The JSON send API of DESIGN §5: `POST /api/send/message|media|voice|status` take the bodies
 //! of the four send tools and answer the same result objects, behind the same Host/Origin
-//! guard, concurrency limit, bearer auth (credentials in the URL refused) and deadlines as
-//! `/mcp`. Errors are an HTTP status plus `{"error":{"code","message"}}` from the one error
+//! guard, bearer auth (credentials in the URL refused), concurrency limit, body budget and
+//! clock, and deadlines as `/mcp`, in the same order. Errors are an HTTP status plus `{"error":{"code","message"}}` from the one error
 //! edge. With `WAZAP_OUTBOUND=off` none of these routes exist (404).
 
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use wazap_shared::wire::send::{
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::error::ApiError;
+use crate::http::permits::BodyHold;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
 use crate::metrics;
@@ -37,11 +38,11 @@ pub(crate) fn routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Rou
         .route("/api/send/voice", post(voice))
         .route("/api/send/status", post(status))
         .with_state(Arc::clone(&state))
-        .layer(from_fn_with_state(state, auth::require_grant))
         .layer(from_fn_with_state(
             Arc::clone(&listener),
             limit::concurrency,
         ))
+        .layer(from_fn_with_state(state, auth::require_grant))
         .layer(from_fn_with_state(listener, host::guard))
 }
 
@@ -50,8 +51,8 @@ async fn message(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<SendMessageRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => {
+    match read_json::<SendMessageRequest>(&state, req, SEND_BODY_LIMIT).await {
+        Ok((body, _hold)) => {
             answer(metrics::api_call("send_message", state.sender.message(&grant, &body)).await)
         }
         Err(e) => e.into_response(),
@@ -63,8 +64,8 @@ async fn media(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<SendMediaRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => {
+    match read_json::<SendMediaRequest>(&state, req, SEND_BODY_LIMIT).await {
+        Ok((body, _hold)) => {
             answer(metrics::api_call("send_media", state.sender.media(&grant, &body)).await)
         }
         Err(e) => e.into_response(),
@@ -76,8 +77,8 @@ async fn voice(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<SendVoiceNoteRequest>(req, SEND_BODY_LIMIT).await {
-        Ok(body) => {
+    match read_json::<SendVoiceNoteRequest>(&state, req, SEND_BODY_LIMIT).await {
+        Ok((body, _hold)) => {
             answer(metrics::api_call("send_voice_note", state.sender.voice(&grant, &body)).await)
         }
         Err(e) => e.into_response(),
@@ -89,8 +90,8 @@ async fn status(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<GetSendStatusRequest>(req, DEFAULT_BODY_LIMIT).await {
-        Ok(body) => {
+    match read_json::<GetSendStatusRequest>(&state, req, DEFAULT_BODY_LIMIT).await {
+        Ok((body, _hold)) => {
             answer(metrics::api_call("get_send_status", state.sender.status(&grant, &body)).await)
         }
         Err(e) => e.into_response(),
@@ -105,9 +106,15 @@ fn answer(result: Result<SendResult, RpcError>) -> Response {
     }
 }
 
-/// The body as `T`: `Content-Type: application/json` (else 415), at most `max` bytes (else 413),
-/// JSON of the right shape (else 400 naming the field, never the value).
-async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, ApiError> {
+/// The body as `T`: `Content-Type: application/json` (else 415), at most `max` bytes (else 413)
+/// read within the body budget and clock ([`limit::read_body`]), JSON of the right shape (else 400
+/// naming the field, never the value). The hold on the budget comes back with it, for the handler
+/// to keep until it has answered.
+async fn read_json<T: DeserializeOwned>(
+    state: &AppState,
+    req: Request,
+    max: usize,
+) -> Result<(T, BodyHold), ApiError> {
     let is_json = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -122,7 +129,7 @@ async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, A
         .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
     }
     let (parts, body) = req.into_parts();
-    let bytes = limit::read_body(&parts.headers, body, max).await?;
+    let (bytes, hold) = limit::read_body(&parts.headers, body, max, &state.body_budget).await?;
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
         let message = if e.inner().is_syntax() || e.inner().is_eof() {
@@ -134,5 +141,5 @@ async fn read_json<T: DeserializeOwned>(req: Request, max: usize) -> Result<T, A
     })?;
     de.end()
         .map_err(|_| ApiError::new(ErrorCode::InvalidArgument, "the body is not valid JSON"))?;
-    Ok(value)
+    Ok((value, hold))
 }

@@ -1,9 +1,13 @@
 //! The MCP listener's HTTP surface: `/mcp` and `/api/send/*` behind their middleware stacks,
 //! `/healthz` and `/readyz`.
 //!
-//! Middleware order on `/mcp` (outermost first): Host/Origin guard → concurrency limit → body
-//! limit → bearer auth → [`mcp_endpoint`]: a plain `tools/call` of an enabled tool answered
-//! directly, everything else by rmcp's Streamable HTTP service (stateless, JSON responses).
+//! Middleware order on `/mcp` (outermost first): Host/Origin guard → bearer auth (on the headers
+//! alone: no byte of the body is read for a request without a valid token) → concurrency limit
+//! (the credential's share of the listener's permits) → body limit (the byte budget, the body's
+//! clock and the tool's size limit) → [`mcp_endpoint`]: a plain `tools/call` of an enabled tool
+//! answered directly, everything else by rmcp's Streamable HTTP service (stateless, JSON
+//! responses). `/api/send/*` has the same order, its handlers reading the body themselves.
+//! Below all of it, the accept loop (`serve`) times out a request head that does not arrive.
 
 pub(crate) mod api_send;
 pub(crate) mod auth;
@@ -11,6 +15,7 @@ pub(crate) mod health;
 pub(crate) mod host;
 pub(crate) mod limit;
 pub(crate) mod mcp_endpoint;
+pub(crate) mod permits;
 pub(crate) mod serve;
 
 use std::sync::Arc;
@@ -36,12 +41,12 @@ pub(crate) fn mcp_routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) ->
     let endpoint = Arc::new(mcp_endpoint::Endpoint::new(&state));
     Router::new()
         .route("/mcp", any(mcp_endpoint::serve).with_state(endpoint))
-        .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&state), limit::body_limit))
         .layer(from_fn_with_state(
             Arc::clone(&listener),
             limit::concurrency,
         ))
+        .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
         .layer(from_fn_with_state(Arc::clone(&listener), host::guard))
         .merge(api_send::routes(state, listener))
 }

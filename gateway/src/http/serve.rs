@@ -15,6 +15,10 @@
 //! `wazap-bench --only wait`: 1,000 parked waits 42.7 → 38.7 MiB RSS. Copying requests out of
 //! hyper's read buffer (so a parked request would not pin it) was measured too and saved nothing;
 //! the cap itself does not change that figure (it bounds what one connection can make us hold).
+//!
+//! And it runs hyper with a timer, so a request head must arrive within [`HEADER_READ_TIMEOUT`]
+//! (else the connection is closed without an answer); the same clock closes a keep-alive
+//! connection idle that long. Bodies have their own clock, after auth (`http/limit`).
 
 use std::pin::pin;
 use std::time::Duration;
@@ -26,7 +30,7 @@ use http::Request;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -40,6 +44,12 @@ pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(65);
 /// and ordinary headers are 1–2 KiB) must fit; a larger one gets 431.
 pub(crate) const READ_BUF_MAX: usize = 8192;
 
+/// How long a request head may take to arrive, counted from the connection's first byte wait
+/// (so also how long a keep-alive connection may sit idle). A client's head is one packet of
+/// 1–2 KiB; 10 s is generous on a slow mobile link and bounds how long a client that opens a
+/// connection and sends nothing (or half a head) holds it.
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The pause after an accept error that is not about one connection (EMFILE, ENOMEM), so a
 /// full descriptor table does not spin the loop; the same as `axum::serve`.
 const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
@@ -52,7 +62,11 @@ pub(crate) async fn serve(
     shutdown: &CancellationToken,
 ) -> anyhow::Result<()> {
     let mut builder = http1::Builder::new();
-    builder.keep_alive(true).max_buf_size(READ_BUF_MAX);
+    builder
+        .keep_alive(true)
+        .max_buf_size(READ_BUF_MAX)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
     let connections = TaskTracker::new();
     loop {
         let accepted = tokio::select! {

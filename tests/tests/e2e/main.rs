@@ -3,6 +3,7 @@
 mod auth;
 mod compat;
 mod direct_route;
+mod edge;
 mod faults;
 mod network;
 pub(crate) mod ops;
