@@ -4,7 +4,8 @@
 //!
 //! Operations: a new key; the same key with the same content (answered from the journal, never
 //! transmitted again); the same key with other content or another chat
-//! (`send_request_conflict`); simultaneous calls with one key (one transmission); a call whose
+//! (`send_request_conflict`); simultaneous calls with one key, with one content (one
+//! transmission, the rest duplicates) or several (explained by some order of them); a call whose
 //! deadline passed by its reservation (`failed`, nothing handed over); faults armed on the sim
 //! (a nack before transmission, a provider error or no ack after it); a call cut off before its
 //! reservation, after it, and after the transmission, with or without a restart (new process
@@ -50,8 +51,14 @@ fn op() -> impl Strategy<Value = Op> {
     let key = 0u8..4;
     prop_oneof![
         6 => (key.clone(), content()).prop_map(|(key, content)| Op::Send { key, content }),
-        2 => (key.clone(), content(), 2usize..4)
-            .prop_map(|(key, content, calls)| Op::Together { key, content, calls }),
+        // Mostly one content (one transmission, duplicates), sometimes others (conflicts).
+        2 => (key.clone(), content(), prop::collection::vec(prop::option::weighted(0.3, content()), 1..3))
+            .prop_map(|(key, first, more)| Op::Together {
+                key,
+                contents: std::iter::once(first)
+                    .chain(more.into_iter().map(|c| c.unwrap_or(first)))
+                    .collect(),
+            }),
         1 => (key.clone(), content()).prop_map(|(key, content)| Op::Late { key, content }),
         2 => prop::sample::select(vec![Fault::FailUpload, Fault::ErrorAfterTransmit, Fault::NoAck])
             .prop_map(Op::Arm),
@@ -94,24 +101,23 @@ async fn run_case(h: &Harness, chats: &[String; 2], ops: &[Op]) -> Result<(), Te
                 let want = model.send(*key, *content, true);
                 vec![(*key, want, sut.send(*key, *content, true).await)]
             }
-            Op::Together {
-                key,
-                content,
-                calls,
-            } => {
-                let mut want = model.together(*key, *content, *calls);
-                let got = sut.together(*key, *content, *calls).await;
-                // Which call goes first is the race's: match the answers as a multiset.
-                let mut paired = Vec::new();
-                for g in got {
-                    let Some(w) = want.iter().position(|w| matches(*w, &g)) else {
-                        return Err(TestCaseError::fail(format!(
-                            "{at}: {g:?} is none of {want:?}"
-                        )));
-                    };
-                    paired.push((*key, want.remove(w), g));
-                }
-                paired
+            Op::Together { key, contents } => {
+                let got = sut.together(*key, contents).await;
+                // The calls race: some order of them must explain every answer.
+                let explained = model
+                    .orders(*key, contents)
+                    .into_iter()
+                    .find(|(want, _)| want.iter().zip(&got).all(|(w, g)| matches(*w, g)));
+                let Some((want, after)) = explained else {
+                    return Err(TestCaseError::fail(format!(
+                        "{at}: no order of the calls answers {got:?}"
+                    )));
+                };
+                model = after;
+                want.into_iter()
+                    .zip(got)
+                    .map(|(w, g)| (*key, w, g))
+                    .collect()
             }
             Op::Arm(fault) => {
                 model.armed = Some(*fault);
@@ -206,6 +212,7 @@ fn the_send_journal_follows_its_model_in_fixed_cases() {
     use Step::*;
     let c = |chat, text| Content { chat, text };
     let send = |key, content| Op::Send { key, content };
+    let together = |key, contents| Op::Together { key, contents };
     let crash = |key, step| Op::Crash {
         key,
         content: c(0, 0),
@@ -222,18 +229,12 @@ fn the_send_journal_follows_its_model_in_fixed_cases() {
             ],
         ),
         (
-            "simultaneous calls, new and known key",
+            "simultaneous calls: new key, known key, other contents",
             vec![
-                Op::Together {
-                    key: 1,
-                    content: c(0, 0),
-                    calls: 3,
-                },
-                Op::Together {
-                    key: 1,
-                    content: c(0, 0),
-                    calls: 2,
-                },
+                together(1, vec![c(0, 0); 3]),
+                together(1, vec![c(0, 0); 2]),
+                together(2, vec![c(0, 0), c(0, 1), c(1, 0)]),
+                together(3, vec![c(1, 1), c(0, 1), c(1, 1)]),
             ],
         ),
         (
@@ -283,14 +284,7 @@ fn the_send_journal_follows_its_model_in_fixed_cases() {
         ),
         (
             "simultaneous retries of an abandoned key",
-            vec![
-                crash(4, AfterReservation),
-                Op::Together {
-                    key: 4,
-                    content: c(0, 0),
-                    calls: 2,
-                },
-            ],
+            vec![crash(4, AfterReservation), together(4, vec![c(0, 0); 2])],
         ),
         (
             "session offline refuses new and known keys",
@@ -311,11 +305,7 @@ fn the_send_journal_follows_its_model_in_fixed_cases() {
                 send(1, c(0, 0)),
                 send(2, c(0, 0)),
                 send(0, c(0, 0)),
-                Op::Together {
-                    key: 3,
-                    content: c(0, 0),
-                    calls: 2,
-                },
+                together(3, vec![c(0, 0); 2]),
             ],
         ),
     ];

@@ -41,12 +41,8 @@ pub(crate) enum Step {
 pub(crate) enum Op {
     /// `send_message` with key `k{key}`.
     Send { key: u8, content: Content },
-    /// `calls` identical calls at once.
-    Together {
-        key: u8,
-        content: Content,
-        calls: usize,
-    },
+    /// Calls of one key at once, each with its content (the same, or not).
+    Together { key: u8, contents: Vec<Content> },
     /// A call whose caller's deadline has passed by its reservation.
     Late { key: u8, content: Content },
     /// Arm a fault for the next hand-over.
@@ -186,20 +182,24 @@ impl Model {
         }
     }
 
-    /// `calls` identical calls at once: one of them is the call [`Model::send`] describes, the
-    /// others repeat its outcome as duplicates (or share its refusal).
-    pub(crate) fn together(&mut self, key: u8, content: Content, calls: usize) -> Vec<Expect> {
-        let first = self.send(key, content, false);
-        let rest = match first {
-            Expect::Sent { state, .. } => Expect::Sent {
-                state,
-                duplicate: true,
-            },
-            refused => refused,
-        };
-        let mut all = vec![first];
-        all.extend(std::iter::repeat_n(rest, calls - 1));
-        all
+    /// Calls of `key` with `contents` at once: whatever they answer must be what one order
+    /// of them answers one after the other. Every order: its answers (in call order) and the
+    /// model after it.
+    pub(crate) fn orders(&self, key: u8, contents: &[Content]) -> Vec<(Vec<Expect>, Model)> {
+        permutations(contents.len())
+            .into_iter()
+            .map(|order| {
+                let mut m = self.clone();
+                let mut want = vec![None; contents.len()];
+                for i in order {
+                    want[i] = Some(m.send(key, contents[i], false));
+                }
+                (
+                    want.into_iter().map(|w| w.expect("every call")).collect(),
+                    m,
+                )
+            })
+            .collect()
     }
 
     /// A call cut off at `step` (which [`Model::applies`]).
@@ -231,4 +231,20 @@ impl Model {
             }
         }
     }
+}
+
+/// Every order of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut all = Vec::new();
+    for rest in permutations(n - 1) {
+        for at in 0..=rest.len() {
+            let mut p = rest.clone();
+            p.insert(at, n - 1);
+            all.push(p);
+        }
+    }
+    all
 }

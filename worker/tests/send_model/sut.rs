@@ -84,23 +84,25 @@ impl<'h> Sut<'h> {
         .await
     }
 
-    /// `calls` identical calls at once.
+    /// Calls of `key` at once, one per content.
     pub(crate) async fn together(
         &self,
         key: u8,
-        content: Content,
-        calls: usize,
+        contents: &[Content],
     ) -> Vec<Result<SendResult, RpcError>> {
-        let all = (0..calls).map(|_| {
-            tokio::spawn(call(
-                self.state.clone(),
-                self.grant.clone(),
-                self.request(key, content),
-                None,
-            ))
-        });
+        let all: Vec<_> = contents
+            .iter()
+            .map(|content| {
+                tokio::spawn(call(
+                    self.state.clone(),
+                    self.grant.clone(),
+                    self.request(key, *content),
+                    None,
+                ))
+            })
+            .collect();
         let mut answers = Vec::new();
-        for task in all.collect::<Vec<_>>() {
+        for task in all {
             answers.push(task.await.expect("a call ends"));
         }
         answers
