@@ -129,7 +129,7 @@ impl Cursor {
         if archive.len() != 32 || !archive.chars().all(hex) {
             return Err(bad());
         }
-        if pos.is_empty() || pos.len() > 18 || !pos.chars().all(|c| c.is_ascii_digit()) {
+        if pos.is_empty() || pos.len() > 19 || !pos.chars().all(|c| c.is_ascii_digit()) {
             return Err(bad());
         }
         let position: i64 = pos.parse().map_err(|_| bad())?;

@@ -105,4 +105,50 @@ mod tests {
         );
         assert!(is_opaque(&k.attachment_id(&m), ATTACHMENT_ID_PREFIX));
     }
+
+    use proptest::prelude::*;
+
+    fn lower_hex(s: &str) -> bool {
+        s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+
+    proptest! {
+        /// Every id the worker makes is the shape the shared checks (and so the gateway) accept,
+        /// is the same for the same inputs under the same key, and differs for different
+        /// inputs (a collision of 80 or 96 bits here would be a bug, not chance) — whatever
+        /// the key and the strings, separators and empty parts included.
+        #[test]
+        fn ids_are_well_formed_stable_and_tell_inputs_apart(
+            secret in proptest::collection::vec(any::<u8>(), 0..48),
+            a in (any::<String>(), any::<String>()),
+            b in prop_oneof![
+                (any::<String>(), any::<String>()),
+                Just(("default".to_owned(), String::new())),
+            ],
+        ) {
+            let k = IdKey::new(&secret);
+            let (ca, cb) = (k.chat_id(&a.0, &a.1), k.chat_id(&b.0, &b.1));
+            prop_assert!(is_chat_id(&ca), "{}", ca);
+            prop_assert!(wazap_shared::checks::send_chat_id(&ca).is_ok());
+            prop_assert_eq!(ca.len(), 2 + CHAT_HEX);
+            prop_assert!(lower_hex(&ca[2..]));
+            prop_assert_eq!(&ca, &IdKey::new(&secret).chat_id(&a.0, &a.1));
+            prop_assert_eq!(ca == cb, a == b);
+            // The parts' boundary moves: still another id.
+            let moved = format!("{}{}", a.0, a.1);
+            prop_assert_eq!(k.chat_id(&moved, "") == ca, a.1.is_empty());
+
+            let m = k.message_id(&a.0, &ca, &a.1);
+            let story = k.story_id(&a.0, &ca, &a.1);
+            let att = k.attachment_id(&m);
+            for (id, prefix) in [(&m, MESSAGE_ID_PREFIX), (&story, MESSAGE_ID_PREFIX), (&att, ATTACHMENT_ID_PREFIX)] {
+                prop_assert!(is_opaque(id, prefix), "{}", id);
+                prop_assert_eq!(id.len(), prefix.len() + ITEM_HEX);
+                prop_assert!(lower_hex(&id[prefix.len()..]));
+            }
+            prop_assert_ne!(&m, &story);
+            prop_assert_eq!(m == k.message_id(&b.0, &cb, &b.1), a == b);
+            prop_assert_eq!(att == k.attachment_id(&story), false);
+        }
+    }
 }

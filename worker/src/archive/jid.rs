@@ -112,4 +112,24 @@ mod tests {
             assert_eq!(Jid::parse(bad), None, "{bad}");
         }
     }
+
+    proptest::proptest! {
+        /// Any string parses or is refused without a panic; a canonical form parses to itself,
+        /// and every spelling of a JID (case, device and agent suffixes, `c.us`) to the same one.
+        #[test]
+        fn canonical_forms_are_fixed_points(
+            s in proptest::prop_oneof![
+                proptest::arbitrary::any::<String>(),
+                "[ ]?[0-9A-Za-z-]{0,20}([.:][0-9]{1,2}){0,2}@(s[.]whatsapp[.]net|c[.]us|lid|g[.]us|S[.]WHATSAPP[.]NET|x)[ ]?",
+            ],
+        ) {
+            if let Some(j) = Jid::parse(&s) {
+                let again = Jid::parse(&j.canonical);
+                proptest::prop_assert_eq!(again.as_ref(), Some(&j));
+                let upper = Jid::parse(&s.to_uppercase());
+                proptest::prop_assert_eq!(upper.as_ref(), Some(&j));
+                proptest::prop_assert!(j.canonical.len() <= 64 + "@s.whatsapp.net".len());
+            }
+        }
+    }
 }

@@ -391,11 +391,14 @@ async fn replay(
     }
     let deadline = tokio::time::Instant::now() + WAIT_FOR_OTHER;
     let mut pause = Duration::from_millis(5);
+    // This call only replays the key from here: it never counts as one that may transmit it.
+    let _replaying = state.handling.replaying(r.connection_id, r.request_id);
     while !entry.state.is_final() {
-        let abandoned = state.handling.others(r.connection_id, r.request_id) == 0;
+        let abandoned = state.handling.may_transmit(r.connection_id, r.request_id) == 0;
         if entry.stale || abandoned {
-            // Abandoned by the call that reserved it (no call here handles it, and only this
-            // worker transmits; or past the connector's budget): settle it now, don't wait.
+            // Abandoned by the call that reserved it (no call here may still transmit it — the
+            // others handling it only replay it too — and only this worker transmits; or past
+            // the connector's budget): settle it now, don't wait.
             let db = state.db.get().await.context(CONTEXT)?;
             journal::settle_stale(&db, Some((r.connection_id, r.request_id)), Duration::ZERO)
                 .await
