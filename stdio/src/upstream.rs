@@ -118,6 +118,7 @@ pub(crate) fn call_error(e: &ServiceError) -> Option<RpcError> {
             ErrorCode::Unauthenticated,
             "the wazap server refused the token",
         ),
+        408 => body_too_slow(),
         429 => RpcError::new(
             ErrorCode::Busy,
             "the wazap server is busy with other requests; retry in a moment",
@@ -140,12 +141,21 @@ pub(crate) fn call_error(e: &ServiceError) -> Option<RpcError> {
 /// happen before the gateway takes the call — a bad token, the concurrency limit — stay as
 /// they are, and so does everything for the tools that send nothing.
 pub(crate) fn for_tool(error: RpcError, may_transmit: bool) -> RpcError {
-    let refused = matches!(error.code, ErrorCode::Unauthenticated | ErrorCode::Busy);
+    let refused = matches!(error.code, ErrorCode::Unauthenticated | ErrorCode::Busy)
+        || error == body_too_slow();
     if may_transmit && !refused {
         RpcError::send_outcome_unknown()
     } else {
         error
     }
+}
+
+/// The gateway's 408: it stopped waiting for the request body and never took the call.
+fn body_too_slow() -> RpcError {
+    RpcError::new(
+        ErrorCode::DeadlineExceeded,
+        "the wazap server stopped waiting for the request body, so nothing was sent; retry",
+    )
 }
 
 /// The adapter's own deadline passed.
@@ -185,6 +195,7 @@ mod tests {
             let e = RpcError::new(refused, "refused");
             assert_eq!(for_tool(e.clone(), true), e);
         }
+        assert_eq!(for_tool(body_too_slow(), true), body_too_slow());
     }
 
     #[test]
