@@ -46,9 +46,9 @@ async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow
     let errors = answers.iter().filter(|a| a.result.is_err()).count();
     println!("{} answers, {errors} errors", answers.len());
     assert!(errors > 0, "the stall did not touch the load");
-    check_load(&stack, &grant, &chat, &answers, stalled).await?;
-
     // A reservation that reached Postgres after its caller's deadline was handed to nobody.
+    // The rows are read before `check_load` retries the keys that got an error: a retry may
+    // reserve a key whose first call never reached Postgres, under its own, later deadline.
     let created: HashMap<String, (chrono::DateTime<chrono::Utc>, String)> = stack
         .pool
         .get()
@@ -61,6 +61,7 @@ async fn a_stalled_postgres_link_under_send_load_sends_nothing_twice() -> anyhow
         .iter()
         .map(|r| (r.get(0), (r.get(1), r.get(2))))
         .collect();
+    check_load(&stack, &grant, &chat, &answers, stalled).await?;
     let transmitted: HashSet<String> = crate::send::transmissions(&stack)
         .await?
         .into_iter()
