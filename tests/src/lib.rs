@@ -384,16 +384,24 @@ impl Stack {
             .ok_or_else(|| anyhow::anyhow!("inject_message returned no id"))
     }
 
-    /// Add a contact (phone JID, optional LID) through the sim.
-    pub async fn contact(&self, jid: &str, lid: Option<&str>, name: &str) -> anyhow::Result<()> {
+    /// Add a contact (phone JID, optional LID) through the sim; its chat's id.
+    pub async fn contact(
+        &self,
+        jid: &str,
+        lid: Option<&str>,
+        name: &str,
+    ) -> anyhow::Result<String> {
         use wazap_shared::subjects::sim_op;
         let c = wazap_shared::wire::sim::UpsertContact {
             jid: jid.into(),
             lid: lid.map(Into::into),
             name: name.into(),
         };
-        self.sim(sim_op::UPSERT_CONTACT, &c).await?;
-        Ok(())
+        let ack = self.sim(sim_op::UPSERT_CONTACT, &c).await?;
+        ack.ids
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("upsert_contact returned no chat id"))
     }
 }
 

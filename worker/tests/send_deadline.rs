@@ -14,7 +14,7 @@ use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::subjects::{op, sim_op};
 use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult, SendState};
-use wazap_shared::wire::sim::{Transmissions, UpsertContact};
+use wazap_shared::wire::sim::UpsertContact;
 use wazap_worker::shutdown::Shutdown;
 
 /// `send_message` over NATS to the dispatcher, carrying `deadline` (none: an older gateway).
@@ -42,15 +42,7 @@ async fn send_with(
 }
 
 async fn transmitted(h: &Harness) -> usize {
-    let msg = h
-        .nats
-        .request(h.subjects.sim(sim_op::TRANSMISSIONS), "{}".into())
-        .await
-        .expect("the sim answers");
-    decode_reply::<Transmissions>(&msg.payload)
-        .expect("transmissions")
-        .transmissions
-        .len()
+    common::transmissions(h).await.len()
 }
 
 fn text(chat: &str, request_id: &str) -> SendMessageRequest {

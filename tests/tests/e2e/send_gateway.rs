@@ -7,7 +7,7 @@ use serde_json::json;
 use wazap_shared::subjects::sim_op;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::grants::SendMode;
-use wazap_shared::wire::sim::{SetState, Transmissions, UpsertContact};
+use wazap_shared::wire::sim::{SetState, Transmissions};
 use wazap_tests::fixtures::{ogg_opus, person};
 use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
@@ -39,17 +39,7 @@ async fn connection(stack: &Stack, mode: SendMode) -> anyhow::Result<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn send_tools_and_the_json_api_reach_the_worker() -> anyhow::Result<()> {
     let stack = Stack::start(ConnectorKind::Sim).await?;
-    let ack = stack
-        .sim(
-            sim_op::UPSERT_CONTACT,
-            &UpsertContact {
-                jid: person("972503331111"),
-                lid: None,
-                name: "Dana".into(),
-            },
-        )
-        .await?;
-    let chat = ack.ids[0].clone();
+    let chat = stack.contact(&person("972503331111"), None, "Dana").await?;
     let token = connection(&stack, SendMode::All).await?;
     let reader = connection(&stack, SendMode::None).await?;
     let gw = stack.gateway(&[]).await?;

@@ -308,3 +308,16 @@ pub async fn journal_state(h: &Harness, request_id: &str) -> String {
         .expect("a journal row")
         .get(0)
 }
+
+/// The sim's transmission log (every row queued is written first).
+pub async fn transmissions(h: &Harness) -> Vec<wazap_shared::wire::sim::SimTransmission> {
+    use wazap_shared::subjects::sim_op;
+    let msg = h
+        .nats
+        .request(h.subjects.sim(sim_op::TRANSMISSIONS), "{}".into())
+        .await
+        .expect("the sim answers");
+    decode_reply::<wazap_shared::wire::sim::Transmissions>(&msg.payload)
+        .expect("transmissions")
+        .transmissions
+}

@@ -12,11 +12,11 @@ use wazap_shared::subjects::{op, sim_op};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::grants::SendMode;
 use wazap_shared::wire::send::{SendMessageRequest, SendResult};
-use wazap_shared::wire::sim::{ArmSendFault, SetState, Transmissions};
+use wazap_shared::wire::sim::{ArmSendFault, SetState};
 use wazap_worker::send::journal::JOURNAL_CAP;
 use wazap_worker::state::AppState;
 
-use super::common::{Harness, sender};
+use super::common::{Harness, sender, transmissions};
 use super::model::{Content, Fault, Step};
 
 /// The two texts a key may carry (nothing personal: the journal never holds them anyway).
@@ -284,16 +284,4 @@ async fn call(
     let work = wazap_worker::rpc::dispatch(&state, op::SEND_MESSAGE, Some(&grant), &body);
     let (reply, _) = Deadline::scope(deadline, work).await;
     decode_reply(&reply)
-}
-
-/// The sim's transmission log (every row queued is written first).
-async fn transmissions(h: &Harness) -> Vec<wazap_shared::wire::sim::SimTransmission> {
-    let msg = h
-        .nats
-        .request(h.subjects.sim(sim_op::TRANSMISSIONS), "{}".into())
-        .await
-        .expect("the sim answers");
-    decode_reply::<Transmissions>(&msg.payload)
-        .expect("transmissions")
-        .transmissions
 }

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use wazap_shared::bus;
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::grants::SendMode;
-use wazap_shared::wire::sim::{Transmissions, UpsertContact};
+use wazap_shared::wire::sim::Transmissions;
 use wazap_tests::fault::NatsServer;
 use wazap_tests::fixtures::{jpeg_b64, minutes_ago, person, photo};
 use wazap_tests::{NatsUsers, Stack};
@@ -186,17 +186,7 @@ async fn the_shipped_nats_permissions_serve_wazap_and_refuse_everything_else() -
     let stack = Stack::start_authenticated(&users, ConnectorKind::Sim).await?;
 
     // The real binaries with their users: a read, an attachment, a media send.
-    let ack = stack
-        .sim(
-            sim_op::UPSERT_CONTACT,
-            &UpsertContact {
-                jid: person("972503331111"),
-                lid: None,
-                name: "Dana".into(),
-            },
-        )
-        .await?;
-    let chat = ack.ids[0].clone();
+    let chat = stack.contact(&person("972503331111"), None, "Dana").await?;
     stack
         .inject(photo(
             &person("972503331111"),
