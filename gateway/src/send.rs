@@ -1,5 +1,6 @@
 //! The send operations shared by the MCP tools and `POST /api/send/*` (DESIGN §5): argument
-//! checks (opaque `chat_id`, `request_id`, text length), media validation, the hand-over of
+//! checks (opaque `chat_id`, `request_id`, text length), media validation, the worker's
+//! `send_check` (no byte is stored for a send the worker would refuse), the hand-over of
 //! media bytes to the object store, and the RPC to the worker within the send deadline (which
 //! travels with it, so the worker does not begin a send after it). A call cut off once it left
 //! — its deadline passed, the worker or NATS went away — answers `send_outcome_unknown`
@@ -12,8 +13,9 @@ use std::time::{Duration, Instant};
 use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{
-    GetSendStatus, GetSendStatusRequest, SendMedia, SendMediaRequest, SendMediaRpc, SendMessage,
-    SendMessageRequest, SendResult, SendVoiceNote, SendVoiceNoteRequest, SendVoiceRpc,
+    GetSendStatus, GetSendStatusRequest, SendCheck, SendCheckRequest, SendMedia, SendMediaRequest,
+    SendMediaRpc, SendMessage, SendMessageRequest, SendResult, SendVoiceNote, SendVoiceNoteRequest,
+    SendVoiceRpc,
 };
 use wazap_shared::{ErrorCode, RpcError};
 
@@ -65,6 +67,7 @@ impl Sender {
         let started = Instant::now();
         check_target(&req.chat_id, &req.request_id)?;
         let valid = media::validate_media(req)?;
+        self.may_send(grant, &req.chat_id).await?;
         let media = self.media.put(&valid.bytes).await?;
         let rpc = SendMediaRpc {
             chat_id: req.chat_id.clone(),
@@ -91,6 +94,7 @@ impl Sender {
         let started = Instant::now();
         check_target(&req.chat_id, &req.request_id)?;
         let bytes = media::validate_voice(req)?;
+        self.may_send(grant, &req.chat_id).await?;
         let media = self.media.put(&bytes).await?;
         let rpc = SendVoiceRpc {
             chat_id: req.chat_id.clone(),
@@ -102,6 +106,18 @@ impl Sender {
         self.bus
             .call::<SendVoiceNote>(Some(grant), &rpc, Some(left))
             .await
+    }
+
+    /// Ask the worker whether `grant` may send to `chat_id` before any byte is stored: a
+    /// credential that may not (read-only, revoked, another chat) leaves nothing in the bucket.
+    async fn may_send(&self, grant: &VerifiedGrant, chat_id: &str) -> Result<(), RpcError> {
+        let check = SendCheckRequest {
+            chat_id: chat_id.to_owned(),
+        };
+        self.bus
+            .call::<SendCheck>(Some(grant), &check, None)
+            .await
+            .map(|_| ())
     }
 
     /// `get_send_status`.

@@ -319,6 +319,12 @@ pub fn encode_reply<T: Serialize>(reply: &Reply<T>) -> bytes::Bytes {
 /// How long media bytes wait in the object store between gateway and worker (either way).
 pub const MEDIA_TTL: Duration = Duration::from_secs(3600);
 
+/// The most a media bucket holds (its stream's `max_bytes`): a gateway storing for many sends at
+/// once, or a credential filling it, meets a refused put instead of the server's whole
+/// JetStream store. 512 MiB is 64 sends of 8 MiB in flight; sent bytes are deleted at once and
+/// the rest go with [`MEDIA_TTL`]. A bucket made before this limit keeps its settings.
+pub const MEDIA_MAX_BYTES: i64 = 512 * 1024 * 1024;
+
 /// Open the media bucket `bucket` ([`Subjects::media_bucket`] when a gateway puts a send's
 /// bytes, [`Subjects::attachment_bucket`] when the worker puts an attachment's), creating it
 /// with a [`MEDIA_TTL`] when it does not exist yet. Gateways may race to create theirs: the
@@ -335,6 +341,7 @@ pub async fn media_store(
             bucket: bucket.to_owned(),
             description: Some("wazap media between gateways and the worker".into()),
             max_age: MEDIA_TTL,
+            max_bytes: MEDIA_MAX_BYTES,
             ..Default::default()
         })
         .await;

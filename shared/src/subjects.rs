@@ -24,6 +24,8 @@ pub mod op {
     pub const SEND_VOICE_NOTE: &str = "send_voice_note";
     /// `get_send_status`.
     pub const GET_SEND_STATUS: &str = "get_send_status";
+    /// `send_check`: whether a media send may go ahead, asked before its bytes are stored.
+    pub const SEND_CHECK: &str = "send_check";
     /// `search_messages`.
     pub const SEARCH_MESSAGES: &str = "search_messages";
     /// `search_attachments`.

@@ -1,5 +1,6 @@
-//! Media that is not whole, valid container is refused by the gateway with `invalid_media`:
-//! no panic, no byte stored, no call to the worker.
+//! No media byte is stored for a send that cannot go ahead: a file that is not a whole, valid
+//! container is refused by the gateway with `invalid_media` (no panic, no call to the worker),
+//! and a send the worker's `send_check` refuses is answered with its code before the store.
 
 use futures::StreamExt as _;
 use serde_json::json;
@@ -119,14 +120,56 @@ async fn malformed_containers_are_refused_before_the_worker_and_the_store() {
     // Nothing reached the worker (every RPC is recorded there), nothing was stored.
     assert!(w.state.grants.lock().unwrap().is_empty());
     assert!(w.state.sends.lock().unwrap().is_empty());
+    assert_eq!(
+        stored(&prefix).await,
+        0,
+        "bytes of a refused send were stored"
+    );
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_send_the_worker_refuses_at_its_check_stores_nothing() {
+    let (w, gw, mcp, prefix) = setup(&[]).await;
+    let photo = json!({"chat_id": "c_refused", "request_id": "r-1", "kind": "image",
+        "data_base64": b64(&jpeg()), "mime_type": "image/jpeg"});
+    let voice = json!({"chat_id": "c_refused", "request_id": "r-2",
+        "data_base64": b64(&ogg_opus()), "seconds": 3});
+    for (tool, args) in [("send_media", photo.clone()), ("send_voice_note", voice)] {
+        let result = mcp.call(tool, args).await;
+        assert_eq!(
+            text_json(&result)["error"]["code"],
+            "send_not_permitted",
+            "{tool}"
+        );
+    }
+    assert!(
+        w.state.sends.lock().unwrap().is_empty(),
+        "no send was asked"
+    );
+    assert_eq!(
+        stored(&prefix).await,
+        0,
+        "bytes of a refused send were stored"
+    );
+    // The same photo to a chat the check allows is stored and sent.
+    let mut allowed = photo;
+    allowed["chat_id"] = json!("c_1");
+    let result = mcp.call("send_media", allowed).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(stored(&prefix).await, 1);
+    gw.stop().await;
+}
+
+/// How many objects the deployment's send-media bucket holds (none when it was never made).
+async fn stored(prefix: &str) -> usize {
     let nats = async_nats::connect(nats_url()).await.expect("NATS");
     let js = async_nats::jetstream::new(nats);
-    if let Ok(store) = js
+    match js
         .get_object_store(Subjects::new(prefix).media_bucket())
         .await
     {
-        let objects = store.list().await.expect("list").count().await;
-        assert_eq!(objects, 0, "bytes of a refused send were stored");
+        Ok(store) => store.list().await.expect("list").count().await,
+        Err(_) => 0,
     }
-    gw.stop().await;
 }

@@ -1,4 +1,4 @@
-//! The fake worker's send ops: it records each RPC body, answers `accepted` (a saved outcome,
+//! The fake worker's send ops: `send_check` passes (but for one chat); it records each RPC body, answers `accepted` (a saved outcome,
 //! `duplicate: true`, for `get_send_status`), answers the error code named by a `request_id` of
 //! the form `err-<code>`, and holds calls whose `request_id` is `hold` until released.
 
@@ -6,10 +6,23 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use wazap_shared::bus::{Reply, encode_reply};
 use wazap_shared::subjects::op;
-use wazap_shared::wire::send::{SendResult, SendState};
+use wazap_shared::wire::send::{SendCheckResponse, SendResult, SendState};
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::support::FakeState;
+
+/// The fake worker's `send_check`: a media send may go ahead, except to chat `c_refused`
+/// (`send_not_permitted`). Not recorded among the sends.
+pub(crate) fn check(payload: &[u8]) -> bytes::Bytes {
+    let body: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
+    if body["chat_id"] == "c_refused" {
+        return encode_reply::<()>(&Reply::Error(RpcError::new(
+            ErrorCode::SendNotPermitted,
+            "this connection may not send to this chat",
+        )));
+    }
+    encode_reply(&Reply::Ok(SendCheckResponse {}))
+}
 
 /// The fake worker's answer to a send op.
 pub(crate) async fn answer(op_name: &str, payload: &[u8], st: &FakeState) -> bytes::Bytes {

@@ -306,6 +306,7 @@ async fn answer(op: &str, payload: &[u8], st: &FakeState, keys: Vec<Jwk>) -> byt
                 previews,
             })
         }
+        op::SEND_CHECK => crate::send_support::check(payload),
         op::SEND_MESSAGE | op::SEND_MEDIA | op::SEND_VOICE_NOTE | op::GET_SEND_STATUS => {
             crate::send_support::answer(op, payload, st).await
         }

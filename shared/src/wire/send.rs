@@ -205,6 +205,29 @@ impl Rpc for SendVoiceNote {
     type Response = SendResult;
 }
 
+/// Body of `send_check`: may the caller send media to `chat_id` now? A gateway asks before it
+/// stores a media send's bytes, so a credential that may not send there stores nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendCheckRequest {
+    /// The chat.
+    pub chat_id: String,
+}
+
+/// The answer of `send_check` when the send may go ahead (a refusal is its error code).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendCheckResponse {}
+
+/// RPC `send_check`.
+#[derive(Debug)]
+pub struct SendCheck;
+impl Rpc for SendCheck {
+    const OP: &'static str = op::SEND_CHECK;
+    const DEADLINE: Duration = Duration::from_secs(10);
+    type Request = SendCheckRequest;
+    type Response = SendCheckResponse;
+}
+
 /// RPC `get_send_status`.
 #[derive(Debug)]
 pub struct GetSendStatus;

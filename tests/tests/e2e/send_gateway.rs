@@ -164,3 +164,35 @@ async fn send_tools_and_the_json_api_reach_the_worker() -> anyhow::Result<()> {
     gw.stop().await?;
     Ok(())
 }
+
+/// No byte is stored for a media send the worker would refuse (#26 item 4): the gateway asks
+/// `send_check` first, so a read-only credential leaves nothing in the bucket.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credential_that_may_not_send_stores_no_media() -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let chat = stack.contact(&person("972503331112"), None, "Gil").await?;
+    let reader = connection(&stack, SendMode::None).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&reader).await?;
+    let photo = json!({"chat_id": chat, "request_id": "ro-2", "kind": "image",
+        "data_base64": b64(&jpeg()), "mime_type": "image/jpeg"});
+    let voice = json!({"chat_id": chat, "request_id": "ro-3",
+        "data_base64": b64(&ogg_opus()), "seconds": 3});
+    for (tool, args) in [("send_media", photo), ("send_voice_note", voice)] {
+        let r = mcp.call(tool, args).await?;
+        assert_eq!(
+            r.error_code().as_deref(),
+            Some("send_not_permitted"),
+            "{tool}"
+        );
+    }
+    let js = async_nats::jetstream::new(stack.nats.clone());
+    let stored = match js.get_object_store(stack.subjects.media_bucket()).await {
+        Ok(store) => store.list().await?.count().await,
+        Err(_) => 0,
+    };
+    assert_eq!(stored, 0, "a refused send's bytes were stored");
+    assert!(transmissions(&stack).await.transmissions.is_empty());
+    Ok(())
+}

@@ -44,6 +44,7 @@ pub mod search_attachments;
 pub mod search_contacts;
 pub mod search_groups;
 pub mod search_messages;
+pub mod send_check;
 pub mod send_media;
 pub mod send_message;
 pub mod send_voice_note;
@@ -226,6 +227,7 @@ pub async fn dispatch(
         op::SEND_MESSAGE => send_message::serve(state, grant, payload).await,
         op::SEND_MEDIA => send_media::serve(state, grant, payload).await,
         op::SEND_VOICE_NOTE => send_voice_note::serve(state, grant, payload).await,
+        op::SEND_CHECK => send_check::serve(state, grant, payload).await,
         op::GET_SEND_STATUS => {
             granted_read::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }

@@ -195,6 +195,28 @@ pub async fn serve(
     gate_and_send(state, &accepted.viewer, db, found, req).await
 }
 
+/// `send_check`: the gates a send passes before anything is journaled or stored — the grant,
+/// the chat (read scope, send permission), a session that can send — asked by a gateway before
+/// it stores a media send's bytes. The send itself checks everything again.
+pub async fn check(
+    state: &Sender,
+    grant: Option<&VerifiedGrant>,
+    chat_id: &str,
+) -> Result<(), Error> {
+    let db = state.db.get().await.context(CONTEXT)?;
+    let shape = checks::send_chat_id(chat_id);
+    let (accepted, found) = tokio::join!(
+        grants::authorize_on(&db, grant),
+        gates::lookup(&db, chat_id)
+    );
+    let accepted = accepted?;
+    state.grants.put(&accepted);
+    // Answered only once the grant is known good: a stranger learns nothing from it.
+    shape?;
+    let target = gates::allow(&accepted.viewer, found.context(CONTEXT)?)?;
+    gates::session(state.connector.as_ref(), &target.account_id)
+}
+
 /// The chat gate, then the send. A media send holds a [`media::Lease`] on its object from
 /// here to its answer, so no other request deletes the bytes while this one may still need
 /// them.
