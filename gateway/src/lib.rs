@@ -8,6 +8,8 @@ mod bus;
 pub mod config;
 mod error;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod jwks;
 mod mcp;

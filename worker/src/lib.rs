@@ -11,6 +11,8 @@ pub mod config;
 pub mod connector;
 pub mod db;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grants;
 pub mod lease;
 pub mod memo;

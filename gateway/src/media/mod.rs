@@ -9,6 +9,7 @@ use wazap_shared::checks;
 use wazap_shared::wire::send::{MediaKind, SendMediaRequest, SendVoiceNoteRequest};
 use wazap_shared::{ErrorCode, RpcError};
 
+pub(crate) use self::encoding::decode as decode_base64;
 use self::sniff::{Container, sniff};
 
 /// Longest `seconds` of a voice note.
@@ -89,7 +90,7 @@ pub(crate) fn validate_voice(req: &SendVoiceNoteRequest) -> Result<Vec<u8>, RpcE
 
 /// Documents whose type has a well-known signature must carry it (a PDF starts `%PDF-`, the
 /// zip-based formats `PK\3\4`); other `application/*` and `text/*` types are taken as declared.
-fn document_signature_matches(mime: &str, bytes: &[u8]) -> bool {
+pub(crate) fn document_signature_matches(mime: &str, bytes: &[u8]) -> bool {
     let zip_based = mime == "application/zip"
         || mime == "application/epub+zip"
         || mime.starts_with("application/vnd.openxmlformats-officedocument.")

@@ -99,5 +99,55 @@ pub(crate) async fn handle(server: &McpServer, req: Request) -> Result<Response,
     Ok(answer::respond(peer, id, result))
 }
 
+/// The `direct_request` fuzz target ([`crate::fuzzing::direct_request`]): `data` is header
+/// lines (`name: value`), an empty line, then the body. Any tool the gateway knows counts as
+/// served.
+pub(crate) fn fuzz_request(data: &[u8]) {
+    use http::{HeaderMap, HeaderName, HeaderValue};
+    use request::HeaderRoute;
+    use rmcp::model::ProtocolVersion;
+
+    let (head, body) = match data.windows(2).position(|w| w == b"\n\n") {
+        Some(at) => (&data[..at], &data[at + 2..]),
+        None => (&data[..0], data),
+    };
+    let mut headers = HeaderMap::new();
+    for line in head.split(|&b| b == b'\n') {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let value = line[colon + 1..].trim_ascii();
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(&line[..colon]),
+            HeaderValue::from_bytes(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    let tools = |name: &str| {
+        super::TOOLS
+            .iter()
+            .find(|entry| entry.name == name)
+            .map(DirectTool::new)
+    };
+    let supported = ProtocolVersion::KNOWN_VERSIONS;
+    let parse = |route| DirectCall::parse(route, body, tools, supported);
+    if let Some(route) = header_route(&headers)
+        && let (HeaderRoute::Standard { name }, Some(call)) = (route, parse(route))
+    {
+        assert_eq!(
+            call.tool.name(),
+            name,
+            "a standard call runs the tool its header names"
+        );
+    }
+    for route in [
+        HeaderRoute::Legacy,
+        HeaderRoute::Standard { name: "list_chats" },
+    ] {
+        let _ = parse(route);
+    }
+}
+
 #[cfg(test)]
 mod differential;

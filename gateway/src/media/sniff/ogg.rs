@@ -42,7 +42,8 @@ fn page(bytes: &[u8]) -> Option<Page<'_>> {
     if !bytes.starts_with(b"OggS") || *bytes.get(4)? != 0 {
         return None;
     }
-    let flags = bytes[5];
+    // `get`, not `bytes[5]`: "OggS" and a version byte alone are only five bytes.
+    let flags = *bytes.get(5)?;
     if flags & !KNOWN_FLAGS != 0 {
         return None;
     }
@@ -99,5 +100,18 @@ mod tests {
         // over "123456789" (computed bit by bit, independently of the table).
         assert_eq!(crc(b"123456789"), 0x89A1_897F);
         assert_eq!(crc(b""), 0);
+    }
+
+    /// Regression (the `media` fuzz target, its first crash, in under a second): a page cut
+    /// after its version byte indexed past the end, first or after a whole page.
+    #[test]
+    fn a_page_cut_after_its_version_is_no_page() {
+        for cut in [&b"OggS\0"[..], b"OggS", b"OggS\0\x02"] {
+            assert!(page(cut).is_none(), "{cut:?}");
+            assert!(first_packet(cut).is_none(), "{cut:?}");
+        }
+        let mut after_a_page = super::super::fixtures::ogg(b"OpusHead");
+        after_a_page.extend_from_slice(b"OggS\0");
+        assert!(first_packet(&after_a_page).is_none());
     }
 }
