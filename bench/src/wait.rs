@@ -174,7 +174,7 @@ async fn concurrent_on(
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let idle = rss(pid, "VmRSS:")?;
+    let idle = wazap_tests::status_kib(pid, "VmRSS:")?;
     let woke_at = Arc::new(std::sync::Mutex::new(Vec::with_capacity(CONCURRENT)));
     let mut waits = tokio::task::JoinSet::new();
     for _ in 0..CONCURRENT {
@@ -189,7 +189,7 @@ async fn concurrent_on(
         });
     }
     tokio::time::sleep(PARK).await;
-    let parked = rss(pid, "VmRSS:")?;
+    let parked = wazap_tests::status_kib(pid, "VmRSS:")?;
     let injected = Instant::now();
     stack
         .inject(text(
@@ -205,7 +205,7 @@ async fn concurrent_on(
             woke += 1;
         }
     }
-    let peak = rss(pid, "VmHWM:")?;
+    let peak = wazap_tests::status_kib(pid, "VmHWM:")?;
     let times: Vec<Duration> = woke_at
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -216,16 +216,6 @@ async fn concurrent_on(
     figures.fanout_ms = Some(percentiles(times));
     figures.rss_kib = Some([idle, parked, peak]);
     Ok(())
-}
-
-/// A `/proc/<pid>/status` field in KiB (`VmRSS:` or `VmHWM:`).
-fn rss(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("{field} missing from /proc/{pid}/status"))
 }
 
 /// p50, p99 and max in milliseconds.

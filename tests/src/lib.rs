@@ -41,6 +41,16 @@ pub fn nats_url() -> String {
     std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
 }
 
+/// A `/proc/<pid>/status` field in KiB (`VmRSS:` or `VmHWM:`).
+pub fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("{field} missing from /proc/{pid}/status"))
+}
+
 /// `bytes` random bytes as hex (test names, prefixes).
 pub fn random_hex(bytes: usize) -> String {
     let mut b = vec![0u8; bytes];

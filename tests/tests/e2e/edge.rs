@@ -22,8 +22,9 @@ use wazap_worker::config::ConnectorKind;
 
 use client::{
     SLOW_BODY, foreign_token, gateway_binary, open_fds, park_share, read_messages,
-    status_before_body, status_kib, trickle,
+    status_before_body, trickle,
 };
+use wazap_tests::status_kib;
 
 /// The gateway's peak RSS (`VmHWM`) allowed through the storm: DESIGN §11's 40 MiB under load.
 /// The test runs whichever binary the profile built (debug in `cargo nextest run`), and holds it

@@ -34,16 +34,6 @@ pub(super) fn gateway_binary() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-/// A `/proc/<pid>/status` field in KiB (`VmRSS:` or `VmHWM:`).
-pub(super) fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("{field} missing from /proc/{pid}/status"))
-}
-
 /// Open descriptors of `pid`.
 pub(super) fn open_fds(pid: u32) -> anyhow::Result<usize> {
     Ok(std::fs::read_dir(format!("/proc/{pid}/fd"))?.count())
