@@ -138,7 +138,28 @@ impl Network {
         });
     }
 
-    /// How many retry receipts (requests to resend) the server relayed.
+    /// Hold retry receipts (requests to resend) instead of relaying them, until
+    /// [`Network::release_retries`]: the undecryptable message stays a gap meanwhile.
+    pub fn hold_retries(&self) {
+        self.server
+            .state()
+            .held_retries
+            .get_or_insert_with(Vec::new);
+    }
+
+    /// Relay the retry receipts held since [`Network::hold_retries`], and relay them at once
+    /// from now on. Returns how many were held.
+    pub fn release_retries(&self) -> usize {
+        let mut st = self.server.state();
+        let held = st.held_retries.take().unwrap_or_default();
+        let n = held.len();
+        for (to, id, node) in held {
+            st.deliver(&to, id, "receipt", node);
+        }
+        n
+    }
+
+    /// How many retry receipts (requests to resend) the server received.
     pub fn retries(&self) -> u64 {
         self.server.state().retries
     }

@@ -307,8 +307,12 @@ pub(crate) fn receipt(server: &Server, from: &Addr, node: &Node) {
         b = b.children(kids);
     }
     let node = b.build();
+    let retry = attr(&node, "type").as_deref() == Some("retry");
     for a in authors {
-        st.deliver(&a, id.clone(), "receipt", node.clone());
+        match &mut st.held_retries {
+            Some(held) if retry => held.push((a, id.clone(), node.clone())),
+            _ => st.deliver(&a, id.clone(), "receipt", node.clone()),
+        }
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct State {
     pub(crate) garble: std::collections::HashSet<Addr>,
     /// Retry receipts relayed (a device asking the sender to resend).
     pub(crate) retries: u64,
+    /// Retry receipts held back instead of relayed, while a test holds them (`Some`).
+    pub(crate) held_retries: Option<Vec<(Addr, String, Node)>>,
     /// Faults armed for the next message a device sends.
     pub(crate) faults: HashMap<Addr, crate::Fault>,
     /// Groups by id (the user part of `…@g.us`).

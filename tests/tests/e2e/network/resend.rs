@@ -1,6 +1,7 @@
 //! A message the worker's device cannot decrypt: it is archived as a placeholder, the device asks
-//! the sender to resend (a retry receipt through the server), the sender's phone resends it, and
-//! the real message takes the placeholder's place under the same `message_id`.
+//! the sender to resend (a retry receipt through the server, held until the test has seen the
+//! placeholder), the sender's phone resends it, and the real message takes the placeholder's
+//! place under the same `message_id`.
 
 use std::time::Duration;
 
@@ -47,19 +48,36 @@ async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> an
     })
     .await?;
 
+    // Kim's next message reaches the device garbled. The server holds the device's request to
+    // resend, so the gap is seen first: a placeholder with no words, archived at once.
+    net.hold_retries();
     net.garble_next_to(OWNER, device);
     kim.send_text(OWNER, "second, resent").await?;
+    let read = read_until(&mcp, args.clone(), |r| {
+        count(r) == 3 && r["messages"][2]["type"] == "unknown"
+    })
+    .await?;
+    let gap = read["messages"][2].clone();
+    assert_eq!(gap["text"], "", "a gap has no words: {gap}");
+    assert!(
+        net.release_retries() >= 1,
+        "the device asked Kim's phone to resend"
+    );
     let read = read_until(&mcp, args, |r| {
         count(r) == 3 && r["messages"][2]["text"] == "second, resent"
     })
     .await?;
     let got = read["messages"].as_array().cloned().unwrap_or_default();
-    assert!(net.retries() >= 1, "the device asked for a resend");
     assert_eq!(
         got.len(),
         3,
         "the placeholder was replaced, not kept beside: {got:?}"
     );
+    assert_eq!(
+        got[2]["message_id"], gap["message_id"],
+        "the resent message takes the placeholder's message_id"
+    );
+    assert_eq!(got[2]["type"], "text");
     phone.stop().await;
     kim.stop().await;
     Ok(())
