@@ -1,5 +1,5 @@
 //! Sends against a server that misbehaves: a nack, a socket dropped after the stanza reached the
-//! server (no ack), a socket dropped before. The journal's state is what the contract says, and a
+//! server (no ack), a socket dropped before, an ack withheld, an ack delayed. The journal's state is what the contract says, and a
 //! retry with the same `request_id` never transmits a second message. A nack's code is journaled,
 //! not echoed.
 
@@ -59,6 +59,7 @@ async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twic
 -> anyhow::Result<()> {
     let net = Network::start().await?;
     let (linked, phone, erin, mcp, chat) = setup(&net).await?;
+    let mcp = std::sync::Arc::new(mcp);
     let device = net.companions(OWNER)[0];
 
     // Refused by the server: nothing relayed, the outcome is not "accepted".
@@ -106,6 +107,40 @@ async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twic
     assert_eq!(again["state"], "outcome_unknown");
     assert_eq!(again["duplicate"], true);
 
+    // The socket dropped before the server relayed anything: the worker cannot tell this from a
+    // lost ack, so outcome_unknown; the phone gets nothing, and a retry does not transmit.
+    net.arm(OWNER, device, Fault::DropBeforeRelay);
+    let r = send(&mcp, &chat, "drop-0", "never relayed").await?;
+    assert_eq!(r["state"], "outcome_unknown", "{r}");
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(30), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    let again = send(&mcp, &chat, "drop-0", "never relayed").await?;
+    assert_eq!(again["state"], "outcome_unknown");
+    assert_eq!(again["duplicate"], true);
+
+    // The ack withheld on a live socket: relayed, and the send still waits (it never reads
+    // `accepted` without the server's word) until the connection ends.
+    net.arm(OWNER, device, Fault::NoAck);
+    let pending = {
+        let (mcp, chat) = (mcp.clone(), chat.clone());
+        tokio::spawn(async move { send(&mcp, &chat, "noack-1", "relayed, ack withheld").await })
+    };
+    erin.wait_for(Duration::from_secs(10), |m| {
+        m.text.as_deref() == Some("relayed, ack withheld")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!pending.is_finished(), "no ack, no answer yet");
+    assert!(net.drop_socket(OWNER, device));
+    let r = pending.await??;
+    assert_eq!(r["state"], "outcome_unknown", "{r}");
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(30), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+
     // An ack that comes late (2 s) still makes the send accepted.
     net.arm(OWNER, device, Fault::DelayAck(Duration::from_secs(2)));
     let slow = send(&mcp, &chat, "slow-1", "a slow ack").await?;
@@ -128,6 +163,7 @@ async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twic
         "{texts:?}"
     );
     assert!(!texts.iter().any(|t| t == "refused"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "never relayed"), "{texts:?}");
     phone.stop().await;
     erin.stop().await;
     Ok(())
