@@ -137,17 +137,30 @@ async fn reading_past_the_archive_asks_the_phone_and_says_what_came() -> anyhow:
         .unwrap_or_default();
     assert_eq!(texts, ["the oldest", "older", "recent", "more recent"]);
 
-    // A phone that ignores the request: the read still answers, bounded, and says so.
-    phone.hold_older(OnDemand::Ignore, vec![]);
     let first = all.ok()["messages"][0]["message_id"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
+
+    // A phone that answers with nothing older: asked, nothing received, the archive unchanged.
+    phone.hold_older(OnDemand::Answer, vec![]);
+    let empty = mcp
+        .call("read_messages", json!({"chat_id": chat, "before": first}))
+        .await?;
+    let empty = empty.ok();
+    assert_eq!(empty["older"]["asked_phone"], true, "{empty}");
+    assert_eq!(empty["older"]["received"], 0, "{empty}");
+    assert_eq!(count(empty), 0, "{empty}");
+    assert_eq!(phone.answered(), 2, "the phone answered the second request");
+
+    // A phone that ignores the request: the read still answers, bounded, and says so.
+    phone.hold_older(OnDemand::Ignore, vec![]);
     let ignored = mcp
         .call("read_messages", json!({"chat_id": chat, "before": first}))
         .await?;
     assert_eq!(ignored.ok()["older"]["asked_phone"], true);
     assert_eq!(ignored.ok()["older"]["received"], 0);
+    assert_eq!(phone.answered(), 2, "an ignored request is not answered");
     phone.stop().await;
     Ok(())
 }
