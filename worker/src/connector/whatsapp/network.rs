@@ -222,6 +222,33 @@ mod tests {
         }
     }
 
+    /// What a build admits follows from whether it checks certificates. The workspace's test
+    /// build carries the test network's switch (so the second half runs under `scripts/test`):
+    /// it must refuse WhatsApp itself and any address beyond this machine, and admit only a
+    /// loopback test network. A checking build admits any network.
+    #[test]
+    fn a_build_without_certificate_checks_admits_only_loopback() {
+        let far = [
+            "wss://example.org:443",
+            "ws://10.0.0.7:4100",
+            "ws://[2001:db8::1]:9",
+        ];
+        let near = ["ws://127.0.0.1:4100", "ws://localhost:1", "ws://[::1]:9"];
+        let checked = certificates_checked();
+        let refused = if checked {
+            Ok(())
+        } else {
+            Err(UNCHECKED_BUILD)
+        };
+        assert_eq!(Network::Whatsapp.admit(), refused);
+        for url in far {
+            assert_eq!(Network::parse(Some(url)).unwrap().admit(), refused, "{url}");
+        }
+        for url in near {
+            assert_eq!(Network::parse(Some(url)).unwrap().admit(), Ok(()), "{url}");
+        }
+    }
+
     #[test]
     fn test_network_http_goes_to_its_origin() {
         let http = Network::parse(Some("ws://127.0.0.1:4100")).unwrap().http();
