@@ -52,11 +52,17 @@ impl Linked {
             a["qr"].as_str().is_some()
         })
         .await?;
+        let scanned = Instant::now();
         phone.scan(a["qr"].as_str().unwrap_or_default())?;
         account_until(&owner, &gw, Duration::from_secs(30), |a| {
             a["state"] == "live"
         })
         .await?;
+        // Shown with `--no-capture`: the figure bench/README.md records (scan to `live`).
+        eprintln!(
+            "linked: scan to live in {} ms",
+            scanned.elapsed().as_millis()
+        );
         Ok(Self { stack, gw, owner })
     }
 
