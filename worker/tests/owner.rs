@@ -1,6 +1,6 @@
 //! The owner password from the command line and at start-up: `wazap-worker
 //! set-owner-password` reads one line from stdin, stores argon2id and ends every session;
-//! `WAZAP_OWNER_PASSWORD` sets it only when none is set yet.
+//! `WAZAP_OWNER_PASSWORD` sets it only when none is set yet. Failed logins: [`throttle`].
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -8,15 +8,21 @@ use std::process::{Command, Stdio};
 use wazap_worker::db;
 
 mod common;
+#[path = "owner/throttle.rs"]
+mod throttle;
 
 async fn fresh_db() -> (String, deadpool_postgres::Pool) {
+    fresh_db_sized(2).await
+}
+
+async fn fresh_db_sized(connections: usize) -> (String, deadpool_postgres::Pool) {
     let url = db::create_database(
         &common::base_url(),
         &format!("wazap_t_{}", common::random_hex(6)),
     )
     .await
     .unwrap();
-    let pool = db::pool(&url, 2).unwrap();
+    let pool = db::pool(&url, connections).unwrap();
     db::migrate(&pool).await.unwrap();
     (url, pool)
 }

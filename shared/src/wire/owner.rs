@@ -62,11 +62,17 @@ macro_rules! owner_op {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Empty {}
 
-/// `owner_login`: the password (the call's `session` is the old one, deleted at login).
+/// `owner_login`: the password (the call's `session` is the old one, deleted at login) and where
+/// the login came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoginRequest {
     /// The owner password.
     pub password: String,
+    /// The peer address of the owner listener's connection (never a forwarded header), which the
+    /// worker's failed-login throttle counts per source when it believes the gateway; `None`
+    /// from a gateway that does not say (counted as the one unknown source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<std::net::IpAddr>,
 }
 
 /// A session as the gateway needs it: the cookie value (only at login) and the CSRF token.

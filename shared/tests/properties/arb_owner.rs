@@ -38,7 +38,8 @@ pub(crate) fn empty() -> impl Strategy<Value = Empty> + Clone {
 }
 
 pub(crate) fn login_request() -> impl Strategy<Value = LoginRequest> + Clone {
-    text().prop_map(|password| LoginRequest { password })
+    (text(), of(any::<std::net::IpAddr>()))
+        .prop_map(|(password, peer)| LoginRequest { password, peer })
 }
 
 pub(crate) fn session_info() -> impl Strategy<Value = SessionInfo> + Clone {

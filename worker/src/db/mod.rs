@@ -62,6 +62,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0016_sim_transmission_ids",
         include_str!("migrations/0016_sim_transmission_ids.sql"),
     ),
+    (
+        "0017_owner_login_sources",
+        include_str!("migrations/0017_owner_login_sources.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

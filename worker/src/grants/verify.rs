@@ -43,6 +43,12 @@ impl Tokens {
         }
     }
 
+    /// Whether only gateways can publish requests ([`loopback_trusted`]), so what a gateway
+    /// reports about its HTTP client (loopback, an owner login's peer address) is believed.
+    pub fn trusts_gateways(&self) -> bool {
+        self.trust_loopback
+    }
+
     /// The grant `presented` carries, once its token passes the check; `None` (logged at debug
     /// with the reason, never the token) otherwise.
     pub async fn verify(&self, presented: Presented) -> Option<VerifiedGrant> {

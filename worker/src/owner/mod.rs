@@ -1,7 +1,8 @@
 //! The owner of the dashboard (DESIGN §4, §6): the password ([`password`]), sessions with their
-//! CSRF tokens ([`session`]), failed-login throttling ([`throttle`]), and the owner's views and
-//! edits of connections ([`connections`]), chats ([`chats`]), the archive policy ([`policy`]),
-//! the linked account ([`account`]) and recent sends ([`sends`]).
+//! CSRF tokens ([`session`]), failed-login throttling per source ([`source`]) and globally
+//! ([`throttle`]), and the owner's views and edits of connections ([`connections`]), chats
+//! ([`chats`]), the archive policy ([`policy`]), the linked account ([`account`]) and recent
+//! sends ([`sends`]).
 //!
 //! All of it lives in the worker and Postgres, so any gateway serves any owner request; the
 //! gateway checks Host, exact Origin and the absence of bearer tokens, the worker the session
@@ -14,6 +15,7 @@ pub mod password;
 pub mod policy;
 pub mod sends;
 pub mod session;
+pub mod source;
 pub mod throttle;
 
 pub use password::{bootstrap_password, set_password};

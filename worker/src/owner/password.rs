@@ -6,6 +6,7 @@
 
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use argon2::{Algorithm, Argon2, Params, Version};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
@@ -28,6 +29,13 @@ pub const HASHES_AT_ONCE: usize = 2;
 /// How long a hash waits for its turn before it is refused ([`Busy`]).
 const HASH_WAIT: Duration = Duration::from_secs(2);
 static HASHING: Semaphore = Semaphore::const_new(HASHES_AT_ONCE);
+/// Hashes started by this process, so a test can tell that a refusal ran none.
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// How many argon2id hashes this process has started (hashing or verifying).
+pub fn hashes_started() -> u64 {
+    STARTED.load(Ordering::Relaxed)
+}
 
 /// [`HASHES_AT_ONCE`] hashes ran for all of [`HASH_WAIT`]: nothing was checked.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +77,7 @@ pub fn acceptable(password: &str) -> bool {
 pub async fn hash(password: &str) -> anyhow::Result<String> {
     let password = password.to_owned();
     let turn = turn().await?;
+    STARTED.fetch_add(1, Ordering::Relaxed);
     tokio::task::spawn_blocking(move || {
         let _turn = turn;
         let mut salt = [0u8; 16];
@@ -85,6 +94,7 @@ pub async fn hash(password: &str) -> anyhow::Result<String> {
 pub async fn verify(password: &str, phc: &str) -> anyhow::Result<bool> {
     let (password, phc) = (password.to_owned(), phc.to_owned());
     let turn = turn().await?;
+    STARTED.fetch_add(1, Ordering::Relaxed);
     tokio::task::spawn_blocking(move || {
         let _turn = turn;
         Ok(hasher()?
@@ -112,12 +122,9 @@ pub async fn set_password(pool: &Pool, password: &str) -> Result<(), PasswordErr
     tx.execute("delete from owner_sessions", &[])
         .await
         .map_err(anyhow::Error::from)?;
-    tx.execute(
-        "update owner_login_throttle set failures = 0, locked_until = null",
-        &[],
-    )
-    .await
-    .map_err(anyhow::Error::from)?;
+    super::throttle::reset_all(&tx)
+        .await
+        .map_err(anyhow::Error::from)?;
     tx.commit().await.map_err(anyhow::Error::from)?;
     tracing::info!("owner password set");
     Ok(())

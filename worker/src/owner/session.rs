@@ -9,7 +9,9 @@ use sha2::{Digest as _, Sha256};
 use wazap_shared::ErrorCode;
 use wazap_shared::wire::owner::SessionInfo;
 
-use super::{password, throttle};
+use super::source::Source;
+use super::throttle::{self, Claim};
+use super::password;
 use crate::error::{Context as _, Error};
 use crate::grants::random_hex;
 
@@ -40,6 +42,13 @@ fn digest(session_id: &str) -> Vec<u8> {
     Sha256::digest(session_id.as_bytes()).to_vec()
 }
 
+fn locked() -> Error {
+    Error::new(
+        ErrorCode::RateLimited,
+        "too many failed logins; try again later",
+    )
+}
+
 fn unauthenticated() -> Error {
     Error::new(ErrorCode::Unauthenticated, "log in first")
 }
@@ -53,19 +62,29 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
-/// Check the password (throttled) and start a new session; `old` (the cookie the browser
-/// came with, if any) is deleted. A wrong password and an unset one get the same answer.
-pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionInfo, Error> {
+/// Check the password (throttled per `source` and globally) and start a new session; `old`
+/// (the cookie the browser came with, if any) is deleted. A wrong password and an unset one get
+/// the same answer.
+pub async fn login(
+    pool: &Pool,
+    old: Option<&str>,
+    pw: &str,
+    source: &Source,
+) -> Result<SessionInfo, Error> {
     let client = pool.get().await.context("owner login: database")?;
-    if !throttle::claim(&client)
+    match throttle::claim(&client, source)
         .await
         .context("owner login: database")?
     {
-        tracing::warn!("owner login refused: locked after repeated failures");
-        return Err(Error::new(
-            ErrorCode::RateLimited,
-            "too many failed logins; try again later",
-        ));
+        Claim::Counted => {}
+        Claim::SourceLocked => {
+            tracing::warn!(%source, "owner login refused: this source is locked after repeated failures");
+            return Err(locked());
+        }
+        Claim::AllLocked => {
+            tracing::warn!(%source, "owner login refused: all sources locked after many failures");
+            return Err(locked());
+        }
     }
     let stored: Option<String> = client
         .query_opt("select password_hash from owner_credentials", &[])
@@ -76,7 +95,7 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
         (Some(phc), true) => match password::verify(pw, phc).await {
             Ok(ok) => ok,
             Err(e) if e.is::<password::Busy>() => {
-                tracing::warn!("owner login refused: too many password checks at once");
+                tracing::warn!(%source, "owner login refused: too many password checks at once");
                 return Err(Error::new(
                     ErrorCode::RateLimited,
                     "too many logins at once; try again in a moment",
@@ -88,10 +107,10 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
     };
     if !ok {
         // Counted by the claim.
-        tracing::warn!(password_set = stored.is_some(), "owner login failed");
+        tracing::warn!(%source, password_set = stored.is_some(), "owner login failed");
         return Err(Error::new(ErrorCode::Unauthenticated, "wrong password"));
     }
-    throttle::record_success(&client)
+    throttle::record_success(&client, source)
         .await
         .context("owner login: database")?;
     let id = random_hex(32).context("owner login: id")?;
@@ -121,7 +140,7 @@ pub async fn login(pool: &Pool, old: Option<&str>, pw: &str) -> Result<SessionIn
         )
         .await
         .context("owner login: database")?;
-    tracing::info!("owner logged in");
+    tracing::info!(%source, "owner logged in");
     Ok(SessionInfo {
         session: Some(id),
         csrf,

@@ -16,6 +16,7 @@ use super::{decode, finish};
 use crate::error::Error;
 use crate::grants::{self, NewConnection};
 use crate::owner::session::{self, Checked, Session};
+use crate::owner::source::Source;
 use crate::owner::{account, chats, connections, policy, sends};
 use crate::state::AppState;
 
@@ -149,10 +150,18 @@ pub(super) async fn dispatch(
     })
 }
 
-/// `owner_login`: no session needed; the caller's old session (if any) is replaced.
+/// `owner_login`: no session needed; the caller's old session (if any) is replaced. The
+/// gateway's `peer` is the throttle's source only when only gateways can publish requests.
 async fn login(state: &AppState, payload: &[u8]) -> Result<OwnerAnswer<SessionInfo>, Error> {
     let call: OwnerCall<LoginRequest> = decode(payload)?;
-    let info = session::login(&state.db, call.session.as_deref(), &call.body.password).await?;
+    let source = Source::new(call.body.peer, state.tokens.trusts_gateways());
+    let info = session::login(
+        &state.db,
+        call.session.as_deref(),
+        &call.body.password,
+        &source,
+    )
+    .await?;
     Ok(OwnerAnswer::Done(info))
 }
 

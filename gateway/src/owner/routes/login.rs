@@ -2,14 +2,18 @@
 //! browser came with), so a cookie planted before login is worthless; logout deletes the
 //! session server-side and clears the cookie.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use http::{HeaderMap, header};
+use axum::{Extension, Json};
+use http::{HeaderMap, StatusCode, header};
+use serde::Deserialize;
 use wazap_shared::wire::owner::{Empty, LoginRequest, OwnerLogin, OwnerLogout};
+use wazap_shared::{ErrorCode, RpcError};
 
 use super::{OwnerError, json};
 use crate::owner::OwnerState;
@@ -34,13 +38,45 @@ pub(super) async fn page() -> Html<String> {
     )
 }
 
+/// The largest login body: the worker's longest password (1,024 bytes) fits even written
+/// entirely as `\uXXXX` escapes; anything larger is answered 413 `request_too_large` before it
+/// reaches the worker, let alone a hash.
+pub(super) const BODY_LIMIT: usize = 8 * 1024;
+
+/// What the login page sends. The peer address is never taken from the body or a header.
+#[derive(Debug, Deserialize)]
+struct LoginBody {
+    password: String,
+}
+
 /// `POST /api/login` `{"password"}` → `{"csrf", "expires_at"}` and the session cookie.
+///
+/// The worker throttles failures per source: the peer address of this connection, as the
+/// socket saw it. Never `X-Forwarded-For` or `Forwarded`, which any client can write: behind a
+/// reverse proxy every login therefore comes from the proxy's address, and counts as one
+/// source (still bounded, by the per-source and the global locks).
 pub(super) async fn login(
     State(state): State<Arc<OwnerState>>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OwnerError> {
-    let req: LoginRequest = json(&body)?;
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            tracing::warn!("owner login refused: body over the limit");
+            OwnerError::Rpc(RpcError::new(
+                ErrorCode::RequestTooLarge,
+                "the login body is too large",
+            ))
+        } else {
+            OwnerError::Rpc(RpcError::invalid("body", "could not be read"))
+        }
+    })?;
+    let LoginBody { password } = json(&body)?;
+    let req = LoginRequest {
+        password,
+        peer: peer.map(|Extension(ConnectInfo(addr))| addr.ip()),
+    };
     let mut info = state.call::<OwnerLogin, _, _>(&headers, req).await?;
     let session = info.session.take().unwrap_or_default();
     let mut response = Json(info).into_response();

@@ -36,7 +36,10 @@ pub(crate) fn router(state: Arc<OwnerState>) -> Router {
     Router::new()
         .route("/", get(login::home))
         .route("/login", get(login::page))
-        .route("/api/login", post(login::login))
+        .route(
+            "/api/login",
+            post(login::login).layer(DefaultBodyLimit::max(login::BODY_LIMIT)),
+        )
         .route("/api/logout", post(login::logout))
         .route("/connections", get(connections::page))
         .route("/connections/{id}", get(permissions::page))
