@@ -200,6 +200,7 @@ async fn snapshot(stack: &Stack) -> anyhow::Result<String> {
         "select coalesce(json_agg(c order by connection_id)::text, '') from connections c",
         "select json_agg(p)::text from archive_policy p",
         "select json_agg(t)::text from owner_login_throttle t",
+        "select coalesce(json_agg(s order by source)::text, '') from owner_login_sources s",
         "select coalesce(json_agg(j order by request_id)::text, '') from send_journal j",
         "select coalesce(json_agg(json_build_array(csrf, created_at, expires_at) order by csrf)::text, '') from owner_sessions",
         "select json_agg(o)::text from owner_credentials o",

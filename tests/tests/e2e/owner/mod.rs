@@ -8,6 +8,7 @@ mod edge;
 mod login;
 mod permissions;
 mod policy;
+mod throttle;
 
 use serde_json::{Value, json};
 use wazap_shared::subjects::sim_op;
