@@ -9,9 +9,9 @@ use sha2::{Digest as _, Sha256};
 use wazap_shared::ErrorCode;
 use wazap_shared::wire::owner::SessionInfo;
 
+use super::password;
 use super::source::Source;
 use super::throttle::{self, Claim};
-use super::password;
 use crate::error::{Context as _, Error};
 use crate::grants::random_hex;
 

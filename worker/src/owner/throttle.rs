@@ -52,7 +52,10 @@ pub enum Claim {
 /// queue on it and each sees the last one's counts), `src` counts the source unless a lock holds,
 /// `bump` counts globally what `src` counted. (Exponents stop at 30, far past either cap, so a
 /// months-long attack cannot overflow `power`.)
-pub async fn claim(db: &impl GenericClient, source: &Source) -> Result<Claim, tokio_postgres::Error> {
+pub async fn claim(
+    db: &impl GenericClient,
+    source: &Source,
+) -> Result<Claim, tokio_postgres::Error> {
     db.execute(
         "delete from owner_login_sources
           where last_failure_at <= now() - $1::float8 * interval '1 second'

@@ -164,12 +164,20 @@ async fn the_global_cap_bounds_guessing_from_many_sources() {
     }
     assert_eq!(global_failures(&pool).await, 100);
     assert_eq!(hashes_started(), hashes, "an over-long password was hashed");
-    assert_eq!(stretch(&pool, "owner_login_throttle").await, 0, "free so far");
+    assert_eq!(
+        stretch(&pool, "owner_login_throttle").await,
+        0,
+        "free so far"
+    );
     assert_eq!(
         attempt(&pool, &long, &from("10.1.0.1")).await,
         "unauthenticated"
     );
-    assert_eq!(stretch(&pool, "owner_login_throttle").await, 1, "all locked");
+    assert_eq!(
+        stretch(&pool, "owner_login_throttle").await,
+        1,
+        "all locked"
+    );
     // Every source is refused now, a fresh one with the right password too, and none is counted.
     assert_eq!(
         attempt(&pool, PASSWORD, &from("198.51.100.7")).await,
@@ -190,7 +198,11 @@ async fn the_global_cap_bounds_guessing_from_many_sources() {
         .unwrap();
     assert_eq!(attempt(&pool, PASSWORD, &from("198.51.100.7")).await, "ok");
     // Counted from 0 again, and the success took back its own attempt (not forgotten: 101).
-    assert_eq!(global_failures(&pool).await, 0, "the old count was not forgotten");
+    assert_eq!(
+        global_failures(&pool).await,
+        0,
+        "the old count was not forgotten"
+    );
 }
 
 /// 50 wrong passwords at once from one source are 50 attempts: each is counted (before its
@@ -271,10 +283,7 @@ async fn a_peer_from_an_unbelieved_gateway_counts_as_the_one_unknown_source() {
     // Not believed (anyone could publish on this NATS): every peer is the same source.
     for i in 0..=FREE_FAILURES {
         let peer = format!("198.51.100.{}", i + 1);
-        assert_eq!(
-            rpc_login(&h, false, WRONG, &peer).await,
-            "unauthenticated"
-        );
+        assert_eq!(rpc_login(&h, false, WRONG, &peer).await, "unauthenticated");
     }
     assert_eq!(failures_of(&h.pool, &Source::unknown()).await, 6);
     stretch(&h.pool, "owner_login_sources").await;

@@ -138,7 +138,11 @@ async fn the_socket_peer_is_the_source_and_forwarded_headers_change_nothing() ->
     let back = login_from(&gw, ELSEWHERE, PASSWORD, &[]).await?;
     assert_eq!(back.status, 200, "{}", back.text);
     assert!(sources(&stack).await?.is_empty());
-    assert_eq!(global(&stack).await?, 6, "the stranger's failures, counted globally");
+    assert_eq!(
+        global(&stack).await?,
+        6,
+        "the stranger's failures, counted globally"
+    );
     Ok(())
 }
 
