@@ -150,9 +150,10 @@ impl Inner {
             .await
             .map_err(|_| unavailable("open bucket: timed out"))?
             .map_err(|e| unavailable(&format!("open bucket: {e}")))?;
+        // Waiting this long behind other writes means the store is saturated: `busy`.
         let _writing = tokio::time::timeout_at(deadline, self.writing.lock())
             .await
-            .map_err(|_| unavailable("timed out waiting for other writes"))?;
+            .map_err(|_| saturated())?;
         let existing = bucket.store.info(name).await.ok();
         if let Some(found) = existing
             .as_ref()
@@ -345,6 +346,14 @@ fn over_quota() -> RpcError {
     RpcError::new(
         ErrorCode::Busy,
         "this connection has too much media in flight; retry when a send has finished",
+    )
+}
+
+fn saturated() -> RpcError {
+    tracing::warn!("media send shed: other media writes held the store for the whole wait");
+    RpcError::new(
+        ErrorCode::Busy,
+        "too many media sends are being stored; retry in a moment",
     )
 }
 
