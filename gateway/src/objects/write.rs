@@ -55,53 +55,42 @@ impl Bucket {
         deadline: Instant,
     ) -> Result<ObjectInfo, WriteError> {
         let nuid = uuid::Uuid::new_v4().simple().to_string();
-        let chunks = format!("$O.{}.C.{nuid}", self.name);
-        let mut attempted_meta = false;
-        let written = self
-            .write_parts(
-                name,
-                bytes,
-                description,
-                &nuid,
-                &chunks,
-                deadline,
-                &mut attempted_meta,
-            )
-            .await;
-        match written {
+        match self
+            .write_parts(name, bytes, description, &nuid, deadline)
+            .await
+        {
             Ok(info) => {
                 if let Some(old) = replaces.filter(|o| !o.deleted && o.nuid != nuid) {
-                    let old_chunks = format!("$O.{}.C.{}", self.name, old.nuid);
-                    if let Err(e) = self.purge(&old_chunks).await {
+                    if let Err(e) = self.purge(&chunk_subject(&self.name, &old.nuid)).await {
                         tracing::warn!(error = %e, "a replaced media object's chunks stay until the TTL");
                     }
                 }
                 Ok(info)
             }
-            Err(e) => {
-                self.clean_up(name, &nuid, &chunks, attempted_meta).await;
+            Err((e, attempted_meta)) => {
+                self.clean_up(name, &nuid, attempted_meta).await;
                 Err(e)
             }
         }
     }
 
-    /// The chunks, then the metadata (which replaces any older metadata under `name`).
-    #[allow(clippy::too_many_arguments)]
+    /// The chunks on `$O.<bucket>.C.<nuid>`, then the metadata (which replaces any older
+    /// metadata under `name`). An error says whether the metadata was sent (it may have landed).
     async fn write_parts(
         &self,
         name: &str,
         bytes: &Bytes,
         description: String,
         nuid: &str,
-        chunks: &str,
         deadline: Instant,
-        attempted_meta: &mut bool,
-    ) -> Result<ObjectInfo, WriteError> {
+    ) -> Result<ObjectInfo, (WriteError, bool)> {
+        let chunks = chunk_subject(&self.name, nuid);
         let mut count = 0;
         for start in (0..bytes.len()).step_by(CHUNK) {
             let chunk = bytes.slice(start..bytes.len().min(start + CHUNK));
-            self.publish(chunks.to_owned(), None, chunk, deadline)
-                .await?;
+            self.publish(chunks.clone(), None, chunk, deadline)
+                .await
+                .map_err(|e| (e, false))?;
             count += 1;
         }
         let info = ObjectInfo {
@@ -125,19 +114,19 @@ impl Bucket {
             deleted: false,
         };
         let meta = serde_json::to_vec(&info)
-            .map_err(|e| WriteError::Failed(format!("encode metadata: {e}")))?;
+            .map_err(|e| (WriteError::Failed(format!("encode metadata: {e}")), false))?;
         let mut headers = HeaderMap::new();
         // Like the object store's put: the new metadata replaces every older message of its
         // subject.
         headers.insert("Nats-Rollup", "sub");
-        *attempted_meta = true;
         self.publish(
             meta_subject(&self.name, name),
             Some(headers),
             meta.into(),
             deadline,
         )
-        .await?;
+        .await
+        .map_err(|e| (e, true))?;
         Ok(info)
     }
 
@@ -167,7 +156,7 @@ impl Bucket {
 
     /// Take out what a failed write left: its chunks, and its metadata if it landed (an ack
     /// lost after the server stored it), so the name is not left pointing at purged chunks.
-    async fn clean_up(&self, name: &str, nuid: &str, chunks: &str, attempted_meta: bool) {
+    async fn clean_up(&self, name: &str, nuid: &str, attempted_meta: bool) {
         let cleaned = tokio::time::timeout(CLEANUP_TIMEOUT, async {
             if attempted_meta
                 && let Ok(info) = self.store.info(name).await
@@ -176,7 +165,7 @@ impl Bucket {
             {
                 self.store.delete(name).await.map_err(|e| e.to_string())?;
             }
-            self.purge(chunks).await
+            self.purge(&chunk_subject(&self.name, nuid)).await
         })
         .await;
         match cleaned {
@@ -197,6 +186,11 @@ impl Bucket {
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
+}
+
+/// The subject of the chunks of object version `nuid` in `bucket`.
+fn chunk_subject(bucket: &str, nuid: &str) -> String {
+    format!("$O.{bucket}.C.{nuid}")
 }
 
 /// The metadata subject of object `name` in `bucket` (the object store's encoding).
