@@ -60,10 +60,10 @@ impl Bucket {
             .await
         {
             Ok(info) => {
-                if let Some(old) = replaces.filter(|o| !o.deleted && o.nuid != nuid) {
-                    if let Err(e) = self.purge(&chunk_subject(&self.name, &old.nuid)).await {
-                        tracing::warn!(error = %e, "a replaced media object's chunks stay until the TTL");
-                    }
+                if let Some(old) = replaces.filter(|o| !o.deleted && o.nuid != nuid)
+                    && let Err(e) = self.purge(&chunk_subject(&self.name, &old.nuid)).await
+                {
+                    tracing::warn!(error = %e, "a replaced media object's chunks stay until the TTL");
                 }
                 Ok(info)
             }
