@@ -1,7 +1,8 @@
 //! The send operations shared by the MCP tools and `POST /api/send/*` (DESIGN §5): argument
 //! checks (opaque `chat_id`, `request_id`, text length), media validation, the worker's
 //! `send_check` (no byte is stored for a send the worker would refuse), the hand-over of
-//! media bytes to the object store, and the RPC to the worker within the send deadline (which
+//! media bytes to the object store (within the credential's share; deleted again when the
+//! send fails with a known outcome: `objects`), and the RPC to the worker within the send deadline (which
 //! travels with it, so the worker does not begin a send after it). A call cut off once it left
 //! — its deadline passed, the worker or NATS went away — answers `send_outcome_unknown`
 //! (`wazap_shared::bus::request_error`). The worker decides permission, session state and the
@@ -9,6 +10,9 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use wazap_shared::bus::Rpc;
 
 use wazap_shared::checks;
 use wazap_shared::grant::VerifiedGrant;
@@ -21,7 +25,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::bus::Bus;
 use crate::media;
-use crate::objects::MediaStore;
+use crate::objects::{MediaStore, Stored};
 
 /// Least time left for the worker once the media is stored.
 const MIN_WORKER_TIME: Duration = Duration::from_secs(1);
@@ -68,20 +72,21 @@ impl Sender {
         check_target(&req.chat_id, &req.request_id)?;
         let valid = media::validate_media(req)?;
         self.may_send(grant, &req.chat_id).await?;
-        let media = self.media.put(&valid.bytes).await?;
+        let stored = self
+            .media
+            .put(&grant.connection_id, Bytes::from(valid.bytes))
+            .await?;
         let rpc = SendMediaRpc {
             chat_id: req.chat_id.clone(),
             request_id: req.request_id.clone(),
             kind: req.kind,
-            media,
+            media: stored.media.clone(),
             mime_type: valid.mime_type,
             filename: req.filename.clone(),
             caption: valid.caption,
             seconds: req.seconds,
         };
-        let left = remaining(self.deadline, started)?;
-        self.bus
-            .call::<SendMedia>(Some(grant), &rpc, Some(left))
+        self.call_then_finish::<SendMedia>(grant, &rpc, started, stored)
             .await
     }
 
@@ -95,17 +100,36 @@ impl Sender {
         check_target(&req.chat_id, &req.request_id)?;
         let bytes = media::validate_voice(req)?;
         self.may_send(grant, &req.chat_id).await?;
-        let media = self.media.put(&bytes).await?;
+        let stored = self
+            .media
+            .put(&grant.connection_id, Bytes::from(bytes))
+            .await?;
         let rpc = SendVoiceRpc {
             chat_id: req.chat_id.clone(),
             request_id: req.request_id.clone(),
-            media,
+            media: stored.media.clone(),
             seconds: req.seconds,
         };
-        let left = remaining(self.deadline, started)?;
-        self.bus
-            .call::<SendVoiceNote>(Some(grant), &rpc, Some(left))
+        self.call_then_finish::<SendVoiceNote>(grant, &rpc, started, stored)
             .await
+    }
+
+    /// Ask the worker to send stored media, within what is left of the deadline, then hand the
+    /// media back to the store: an error with a known outcome (the worker refused, or was never
+    /// asked) has its object deleted before the answer.
+    async fn call_then_finish<R: Rpc<Response = SendResult>>(
+        &self,
+        grant: &VerifiedGrant,
+        rpc: &R::Request,
+        started: Instant,
+        stored: Stored,
+    ) -> Result<SendResult, RpcError> {
+        let result = match remaining(self.deadline, started) {
+            Ok(left) => self.bus.call::<R>(Some(grant), rpc, Some(left)).await,
+            Err(e) => Err(e),
+        };
+        self.media.finish(stored, result.as_ref().err()).await;
+        result
     }
 
     /// Ask the worker whether `grant` may send to `chat_id` before any byte is stored: a

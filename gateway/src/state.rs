@@ -15,7 +15,7 @@ use crate::http::host::HostPolicy;
 use crate::http::permits::{BodyBudget, Permits};
 use crate::jwks::KeyCache;
 use crate::mcp::ToolSet;
-use crate::objects::MediaStore;
+use crate::objects::{MediaStore, PER_CREDENTIAL_BYTES};
 use crate::send::Sender;
 
 /// The state every listener of the process shares.
@@ -41,7 +41,11 @@ impl AppState {
     pub(crate) fn new(config: &Config, nats: Client, shutdown: &CancellationToken) -> Arc<Self> {
         crate::metrics::register_nats_gauge(&nats);
         let bus = Bus::new(nats.clone(), &config.nats_prefix, shutdown.clone());
-        let media = MediaStore::new(nats, Subjects::new(&config.nats_prefix).media_bucket());
+        let media = MediaStore::new(
+            nats,
+            Subjects::new(&config.nats_prefix).media_bucket(),
+            PER_CREDENTIAL_BYTES,
+        );
         Arc::new(Self {
             sender: Sender::new(bus.clone(), Arc::new(media), config.send_deadline),
             outbound: config.outbound,

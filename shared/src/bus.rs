@@ -322,18 +322,21 @@ pub const MEDIA_TTL: Duration = Duration::from_secs(3600);
 /// The most a media bucket holds (its stream's `max_bytes`): a gateway storing for many sends at
 /// once, or a credential filling it, meets a refused put instead of the server's whole
 /// JetStream store. 512 MiB is 64 sends of 8 MiB in flight; sent bytes are deleted at once and
-/// the rest go with [`MEDIA_TTL`]. A bucket made before this limit keeps its settings.
+/// the rest go with [`MEDIA_TTL`]. A bucket made before this limit gets it when next opened
+/// ([`media_store`]).
 pub const MEDIA_MAX_BYTES: i64 = 512 * 1024 * 1024;
 
 /// Open the media bucket `bucket` ([`Subjects::media_bucket`] when a gateway puts a send's
 /// bytes, [`Subjects::attachment_bucket`] when the worker puts an attachment's), creating it
-/// with a [`MEDIA_TTL`] when it does not exist yet. Gateways may race to create theirs: the
-/// loser opens what the winner made.
+/// with a [`MEDIA_TTL`] and [`MEDIA_MAX_BYTES`] when it does not exist yet. Gateways may race to
+/// create theirs: the loser opens what the winner made. A bucket without a size limit (made
+/// before the limit existed) is given [`MEDIA_MAX_BYTES`] ([`limit_media_bucket`]).
 pub async fn media_store(
     js: &async_nats::jetstream::Context,
     bucket: &str,
 ) -> Result<async_nats::jetstream::object_store::ObjectStore, async_nats::Error> {
     if let Ok(store) = js.get_object_store(bucket).await {
+        limit_media_bucket(js, bucket).await;
         return Ok(store);
     }
     let created = js
@@ -348,6 +351,31 @@ pub async fn media_store(
     match created {
         Ok(store) => Ok(store),
         Err(_) => Ok(js.get_object_store(bucket).await?),
+    }
+}
+
+/// Give the bucket `bucket` [`MEDIA_MAX_BYTES`] when its stream has no size limit (`max_bytes`
+/// -1: made before the limit existed), so one full bucket never takes the server's whole store.
+/// Best effort: a server or user that refuses the update (`deploy/nats.conf` grants
+/// `STREAM.UPDATE` on the buckets' streams) leaves the bucket as it was, logged.
+pub async fn limit_media_bucket(js: &async_nats::jetstream::Context, bucket: &str) {
+    let updated = async {
+        let stream = js.get_stream(format!("OBJ_{bucket}")).await?;
+        let mut config = stream.cached_info().config.clone();
+        if config.max_bytes >= 0 {
+            return Ok::<_, async_nats::Error>(false);
+        }
+        config.max_bytes = MEDIA_MAX_BYTES;
+        js.update_stream(config).await?;
+        Ok(true)
+    }
+    .await;
+    match updated {
+        Ok(true) => tracing::info!(bucket, max_bytes = MEDIA_MAX_BYTES, "media bucket limited"),
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(bucket, error = %e, "media bucket has no size limit and could not be given one")
+        }
     }
 }
 

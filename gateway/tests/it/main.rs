@@ -5,6 +5,7 @@
 mod auth;
 mod guards;
 mod malformed_media;
+mod media_store;
 mod send;
 mod send_api;
 mod send_leak;

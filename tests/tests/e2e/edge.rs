@@ -7,7 +7,7 @@
 //! rate. Afterwards every connection is closed (the idle heads by the header timeout), every
 //! permit and budget byte is back, and the gateway's peak RSS stayed under [`RSS_BOUND_KIB`].
 
-mod client;
+pub(crate) mod client;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

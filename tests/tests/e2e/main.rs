@@ -5,6 +5,7 @@ mod compat;
 mod direct_route;
 mod edge;
 mod faults;
+mod media_storm;
 mod network;
 pub(crate) mod ops;
 mod owner;

