@@ -10,6 +10,8 @@ mod db;
 pub mod fault;
 pub mod fixtures;
 mod gateway;
+pub mod leak;
+pub mod leak_scan;
 pub mod mcp;
 
 use std::time::Duration;
@@ -58,11 +60,9 @@ pub fn random_hex(bytes: usize) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Quiet logs unless `TEST_LOG` is set.
+/// Quiet logs unless `TEST_LOG` is set; the leak scan's capture whenever `WAZAP_LEAK_DIR` is.
 pub fn init_logs() {
-    if std::env::var_os("TEST_LOG").is_some() {
-        wazap_shared::telemetry::init("wazap-tests");
-    }
+    wazap_shared::telemetry::init_for_tests("wazap-tests", std::env::var_os("TEST_LOG").is_some());
 }
 
 /// A worker and its dependencies for one test.
@@ -336,6 +336,7 @@ impl Stack {
             read_scope: scope,
         };
         let (row, token) = wazap_worker::grants::create_connection(&self.pool, new).await?;
+        leak::record_token(leak::kind::BEARER, &token);
         Ok((row.id, token))
     }
 
@@ -382,6 +383,7 @@ impl Stack {
         message: wazap_shared::wire::sim::SimMessage,
     ) -> anyhow::Result<String> {
         use wazap_shared::subjects::sim_op;
+        leak::record_secret(leak::kind::MESSAGE_TEXT, &message.text);
         let ack = self
             .sim(
                 sim_op::INJECT_MESSAGE,
@@ -429,11 +431,13 @@ impl Stack {
         let der: Vec<u8> = row.get(1);
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
         header.kid = Some(kid);
-        Ok(jsonwebtoken::encode(
+        let token = jsonwebtoken::encode(
             &header,
             claims,
             &jsonwebtoken::EncodingKey::from_ed_der(&der),
-        )?)
+        )?;
+        leak::record_token(leak::kind::BEARER, &token);
+        Ok(token)
     }
 
     /// Run SQL against the test database (to stage states no API offers yet).

@@ -6,6 +6,10 @@ use wazap_worker::config::ConnectorKind;
 
 use super::{Owner, PASSWORD, login_raw};
 
+/// A wrong password distinctive enough for the leak scan (the answer's message says "wrong
+/// password", so that would be no test of a leak).
+const WRONG_PASSWORD: &str = "Tr0ub4dor&3 guessed";
+
 /// The throttle's failure count.
 async fn failures(stack: &Stack) -> anyhow::Result<i32> {
     let row = stack
@@ -80,7 +84,7 @@ async fn failed_logins_are_throttled_even_for_the_right_password() -> anyhow::Re
     let gw = stack.gateway(&[]).await?;
     wazap_worker::owner::set_password(&stack.pool, PASSWORD).await?;
     for i in 0..6 {
-        let a = login_raw(&gw, "wrong password", None).await?;
+        let a = login_raw(&gw, WRONG_PASSWORD, None).await?;
         assert_eq!(a.status, 401, "attempt {i}");
         assert_eq!(a.json["error"]["code"], "unauthenticated");
         assert!(a.cookies.is_empty());
@@ -126,7 +130,7 @@ async fn a_burst_of_wrong_passwords_is_throttled_as_one() -> anyhow::Result<()> 
     wazap_worker::owner::set_password(&stack.pool, PASSWORD).await?;
     let burst = (0..50).map(|_| {
         let gw = gw.clone();
-        tokio::spawn(async move { login_raw(&gw, "wrong password", None).await })
+        tokio::spawn(async move { login_raw(&gw, WRONG_PASSWORD, None).await })
     });
     let (mut checked, mut refused) = (0, 0);
     for answer in futures::future::join_all(burst).await {
