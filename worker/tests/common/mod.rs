@@ -288,6 +288,7 @@ pub async fn send_text(
     grant: &wazap_shared::grant::VerifiedGrant,
     req: &wazap_shared::wire::send::SendMessageRequest,
 ) -> Result<wazap_shared::wire::send::SendResult, RpcError> {
+    wazap_shared::leak::record_secret("message text", &req.text);
     let body = serde_json::to_vec(req).expect("body");
     let (reply, _) = wazap_worker::rpc::dispatch(
         &h.state,
