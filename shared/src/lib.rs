@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod grant;
 pub mod ids;
+pub mod leak;
 pub mod subjects;
 pub mod telemetry;
 pub mod wire;

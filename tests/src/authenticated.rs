@@ -29,6 +29,9 @@ impl Stack {
         connector: ConnectorKind,
     ) -> anyhow::Result<Self> {
         crate::init_logs();
+        for (_, password) in [&users.worker, &users.harness] {
+            crate::leak::record_secret(crate::leak::kind::NATS_PASSWORD, password);
+        }
         let harness = wazap_shared::config::NatsConfig::plain(&users.url)
             .with_user(&users.harness.0, &users.harness.1);
         let nats = wazap_shared::bus::connect(&harness, "wazap-tests").await?;

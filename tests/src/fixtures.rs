@@ -16,6 +16,7 @@ pub fn group(n: u64) -> String {
 
 /// A text message from the chat's person (direct chat) at `ts`.
 pub fn text(chat: &str, id: &str, ts: DateTime<Utc>, body: &str) -> SimMessage {
+    crate::leak::record_secret(crate::leak::kind::MESSAGE_TEXT, body);
     SimMessage {
         chat: chat.to_owned(),
         id: id.to_owned(),

@@ -10,7 +10,10 @@ mod db;
 pub mod fault;
 pub mod fixtures;
 mod gateway;
+pub mod leak;
+pub mod leak_scan;
 pub mod mcp;
+mod shortcuts;
 
 use std::time::Duration;
 
@@ -58,11 +61,9 @@ pub fn random_hex(bytes: usize) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Quiet logs unless `TEST_LOG` is set.
+/// Quiet logs unless `TEST_LOG` is set; the leak scan's capture whenever `WAZAP_LEAK_DIR` is.
 pub fn init_logs() {
-    if std::env::var_os("TEST_LOG").is_some() {
-        wazap_shared::telemetry::init("wazap-tests");
-    }
+    wazap_shared::telemetry::init_for_tests("wazap-tests", std::env::var_os("TEST_LOG").is_some());
 }
 
 /// A worker and its dependencies for one test.
@@ -336,6 +337,7 @@ impl Stack {
             read_scope: scope,
         };
         let (row, token) = wazap_worker::grants::create_connection(&self.pool, new).await?;
+        leak::record_token(leak::kind::BEARER, &token);
         Ok((row.id, token))
     }
 
@@ -372,73 +374,5 @@ impl Drop for Stack {
         if let Some((token, _)) = &self.worker {
             token.cancel();
         }
-    }
-}
-
-impl Stack {
-    /// Inject one message through the sim's live path; returns its `message_id`.
-    pub async fn inject(
-        &self,
-        message: wazap_shared::wire::sim::SimMessage,
-    ) -> anyhow::Result<String> {
-        use wazap_shared::subjects::sim_op;
-        let ack = self
-            .sim(
-                sim_op::INJECT_MESSAGE,
-                &wazap_shared::wire::sim::InjectMessage { message },
-            )
-            .await?;
-        ack.ids
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("inject_message returned no id"))
-    }
-
-    /// Add a contact (phone JID, optional LID) through the sim; its chat's id.
-    pub async fn contact(
-        &self,
-        jid: &str,
-        lid: Option<&str>,
-        name: &str,
-    ) -> anyhow::Result<String> {
-        use wazap_shared::subjects::sim_op;
-        let c = wazap_shared::wire::sim::UpsertContact {
-            jid: jid.into(),
-            lid: lid.map(Into::into),
-            name: name.into(),
-        };
-        let ack = self.sim(sim_op::UPSERT_CONTACT, &c).await?;
-        ack.ids
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("upsert_contact returned no chat id"))
-    }
-}
-
-impl Stack {
-    /// Sign arbitrary claims with the worker's current key (for expired or wrong-audience tokens).
-    pub async fn sign(&self, claims: &serde_json::Value) -> anyhow::Result<String> {
-        let client = self.pool.get().await?;
-        let row = client
-            .query_one(
-                "select kid, private_pkcs8 from signing_keys where retired_at is null order by created_at desc limit 1",
-                &[],
-            )
-            .await?;
-        let kid: String = row.get(0);
-        let der: Vec<u8> = row.get(1);
-        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
-        header.kid = Some(kid);
-        Ok(jsonwebtoken::encode(
-            &header,
-            claims,
-            &jsonwebtoken::EncodingKey::from_ed_der(&der),
-        )?)
-    }
-
-    /// Run SQL against the test database (to stage states no API offers yet).
-    pub async fn sql(&self, statement: &str) -> anyhow::Result<()> {
-        self.pool.get().await?.batch_execute(statement).await?;
-        Ok(())
     }
 }

@@ -51,6 +51,7 @@ impl Mcp {
         // for `reqwest-tls-no-provider`, unified in a workspace build): use ring's, as
         // wazap-stdio does.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::leak::record_token(crate::leak::kind::BEARER, token);
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(url.to_owned())
                 .auth_header(token.to_owned()),
@@ -77,6 +78,7 @@ impl Mcp {
 
     /// `tools/call` of `name` with JSON object `args`.
     pub async fn call(&self, name: &str, args: Value) -> anyhow::Result<ToolOutcome> {
+        crate::leak::tool_arguments(&args);
         let Value::Object(args) = args else {
             anyhow::bail!("arguments must be an object")
         };
@@ -97,8 +99,12 @@ impl Mcp {
                 _ => {}
             }
         }
+        let is_error = result.is_error.unwrap_or(false);
+        if is_error {
+            crate::leak::record_body("mcp tool result", 200, &raw.to_string());
+        }
         Ok(ToolOutcome {
-            is_error: result.is_error.unwrap_or(false),
+            is_error,
             structured: result.structured_content.clone(),
             text,
             images,

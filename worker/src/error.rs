@@ -78,7 +78,7 @@ impl Error {
             None => tracing::error!(
                 trace_id = %trace_id,
                 context,
-                cause = %format_args!("{source:#}"),
+                cause = %redacted(source.as_ref()),
                 "internal error"
             ),
         }
@@ -138,6 +138,56 @@ impl From<tokio_postgres::Error> for Error {
 impl From<deadpool_postgres::PoolError> for Error {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         Self::internal("database: pool", e)
+    }
+}
+
+/// An error and its causes as they may be logged: each cause's message, joined by `: ` (as
+/// `{:#}` prints an `anyhow` chain), except that a Postgres error shows only its SQLSTATE, its
+/// severity and the table and constraint it names. Its message and DETAIL can quote row values
+/// (`Key (name)=(…) already exists`, `invalid input syntax for type uuid: "…"`), which are the
+/// owner's data or a token's hash and must never reach a log line. (Other Postgres failures —
+/// a refused connection, a timeout — carry no values and are shown as they are.)
+pub fn redacted<'a>(error: &'a (dyn std::error::Error + 'static)) -> Redacted<'a> {
+    Redacted(error)
+}
+
+/// See [`redacted`].
+pub struct Redacted<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut next = Some(self.0);
+        let mut first = true;
+        while let Some(e) = next {
+            if !first {
+                f.write_str(": ")?;
+            }
+            first = false;
+            let db = e
+                .downcast_ref::<tokio_postgres::Error>()
+                .and_then(tokio_postgres::Error::as_db_error)
+                .or_else(|| e.downcast_ref::<tokio_postgres::error::DbError>());
+            let Some(db) = db else {
+                write!(f, "{e}")?;
+                next = e.source();
+                continue;
+            };
+            // What the server said is not followed: only its code and the schema names.
+            write!(
+                f,
+                "database error SQLSTATE {} ({})",
+                db.code().code(),
+                db.severity()
+            )?;
+            if let Some(table) = db.table() {
+                write!(f, " table {table}")?;
+            }
+            if let Some(constraint) = db.constraint() {
+                write!(f, " constraint {constraint}")?;
+            }
+            return Ok(());
+        }
+        Ok(())
     }
 }
 

@@ -147,7 +147,7 @@ impl Held {
                     return;
                 }
                 Ok(Err(e)) => {
-                    tracing::debug!(lease = self.name, error = %format!("{e:#}"), "lease renewal failed; retrying")
+                    tracing::debug!(lease = self.name, error = %crate::error::redacted(e.as_ref()), "lease renewal failed; retrying")
                 }
                 Err(_) => tracing::debug!(lease = self.name, "lease renewal timed out; retrying"),
             }
@@ -231,7 +231,7 @@ pub async fn acquire(
             }
             Ok(None) => {}
             Err(e) if crate::db::is_unavailable(&e) || is_lock_wait(&e) => {
-                tracing::debug!(lease = name, error = %format!("{e:#}"), "lease not taken yet");
+                tracing::debug!(lease = name, error = %crate::error::redacted(e.as_ref()), "lease not taken yet");
             }
             Err(e) => return Err(e.context("taking the worker lease")),
         }

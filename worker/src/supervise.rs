@@ -172,14 +172,14 @@ impl Supervisor {
 }
 
 /// Run `task` to its end; `None` when it returned `Ok(())`, else what went wrong (the error
-/// chain, or the panic's message).
+/// chain, database errors without the values they quote, or the panic's message).
 async fn outcome<F>(task: F) -> Option<String>
 where
     F: Future<Output = anyhow::Result<()>>,
 {
     match AssertUnwindSafe(task).catch_unwind().await {
         Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(format!("{e:#}")),
+        Ok(Err(e)) => Some(crate::error::redacted(e.as_ref()).to_string()),
         Err(panic) => Some(format!("panicked: {}", panic_message(&*panic))),
     }
 }

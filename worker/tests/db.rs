@@ -76,3 +76,32 @@ async fn a_postgres_that_never_answers_fails_the_call_instead_of_hanging_it() {
     assert!(got.is_err(), "no connection from a silent server");
     held.abort();
 }
+
+/// A Postgres error is logged by its code and schema names, never by the values its message or
+/// DETAIL quote (a unique violation's `Key (v)=(…) already exists`): those are the owner's data.
+#[tokio::test]
+async fn a_database_error_is_shown_without_the_values_it_quotes() {
+    let pool = wazap_worker::db::pool(&base_url(), 1).expect("pool");
+    let db = pool.get().await.expect("connection");
+    let value = format!("leak-probe-{}", common::random_hex(6));
+    db.batch_execute("create temp table probe (v text constraint probe_v_key unique)")
+        .await
+        .expect("a temp table");
+    db.execute("insert into probe values ($1)", &[&value])
+        .await
+        .expect("the first insert");
+    let pg = db
+        .execute("insert into probe values ($1)", &[&value])
+        .await
+        .expect_err("a unique violation");
+    let chain = anyhow::Error::new(wazap_worker::error::Error::internal("probe: insert", pg))
+        .context("a task");
+    // The premise: Postgres quoted the value, and the plain chain would print it.
+    assert!(format!("{chain:#}").contains(&value), "{chain:#}");
+    let shown = wazap_worker::error::redacted(chain.as_ref()).to_string();
+    assert_eq!(
+        shown,
+        "a task: internal error: probe: insert: database error SQLSTATE 23505 (ERROR) \
+         table probe constraint probe_v_key"
+    );
+}

@@ -14,6 +14,7 @@ use wazap_worker::lease::{self, ALL_ACCOUNTS, Held, POLL_EVERY, TTL};
 use wazap_worker::supervise::Supervisor;
 
 async fn database() -> (String, String) {
+    common::init_logs();
     let name = format!("wazap_t_{}", random_hex(8));
     let url = db::create_database(&base_url(), &name)
         .await

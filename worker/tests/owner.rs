@@ -16,6 +16,7 @@ async fn fresh_db() -> (String, deadpool_postgres::Pool) {
 }
 
 async fn fresh_db_sized(connections: usize) -> (String, deadpool_postgres::Pool) {
+    common::init_logs();
     let url = db::create_database(
         &common::base_url(),
         &format!("wazap_t_{}", common::random_hex(6)),
@@ -38,6 +39,8 @@ async fn stored_hash(pool: &deadpool_postgres::Pool) -> Option<String> {
 }
 
 fn set_password(url: &str, stdin: &str) -> std::process::Output {
+    let password = stdin.lines().next().unwrap_or_default();
+    wazap_shared::leak::record_secret("owner password", password);
     let mut child = Command::new(env!("CARGO_BIN_EXE_wazap-worker"))
         .arg("set-owner-password")
         .env("WAZAP_DATABASE_URL", url)
@@ -119,6 +122,9 @@ async fn the_start_up_password_never_replaces_one_already_set() {
             .await
             .unwrap()
     );
+    for password in ["first password", "second password"] {
+        wazap_shared::leak::record_secret("owner password", password);
+    }
     let first = stored_hash(&pool).await.unwrap();
     assert!(
         !wazap_worker::owner::bootstrap_password(&pool, Some("second password"))

@@ -25,6 +25,7 @@ async fn post_raw(
     let status = resp.status();
     let headers = resp.headers().clone();
     let text = resp.text().await.unwrap_or_default();
+    record_error_body(status.as_u16(), &text);
     Answer {
         status,
         headers,
@@ -34,6 +35,9 @@ async fn post_raw(
 
 /// POST JSON with the bearer token and `Content-Type: application/json`.
 async fn post(mcp: &Mcp, gw: &Gateway, route: &str, body: &Value) -> Answer {
+    if let Some(t) = body["text"].as_str() {
+        wazap_shared::leak::record_secret("message text", t);
+    }
     let auth = format!("Bearer {}", mcp.token.clone().unwrap());
     post_raw(
         mcp,

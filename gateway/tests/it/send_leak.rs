@@ -30,14 +30,16 @@ async fn no_answer_or_log_line_carries_what_was_sent() {
     // As `wazap_shared::telemetry::init` with RUST_LOG=trace, into a buffer.
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(true)
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || sink.clone())
-        .finish()
+    tracing_subscriber::registry()
         .with(wazap_shared::telemetry::body_quoting_filter())
+        .with(
+            tracing_subscriber::fmt::layer()
+                .json()
+                .with_current_span(true)
+                .with_span_list(true)
+                .with_writer(move || sink.clone()),
+        )
+        .with(wazap_shared::telemetry::capture::layer("gateway-test"))
         .init();
 
     let (w, gw, mcp, _) = setup(&[]).await;

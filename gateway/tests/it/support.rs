@@ -88,7 +88,9 @@ impl Signer {
     pub(crate) fn sign(&self, claims: &GrantClaims) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &self.key).expect("sign")
+        let token = jsonwebtoken::encode(&header, claims, &self.key).expect("sign");
+        wazap_shared::leak::record_token("bearer token", &token);
+        token
     }
 
     /// A valid token for connection `conn_test`.
@@ -327,6 +329,11 @@ pub(crate) struct Gateway {
 impl Gateway {
     /// Start a gateway under `prefix` with extra environment `env`.
     pub(crate) async fn start(prefix: &str, env: &[(&str, &str)]) -> Self {
+        // Logs on stderr with TEST_LOG; the leak scan's capture whenever WAZAP_LEAK_DIR is set.
+        wazap_shared::telemetry::init_for_tests(
+            "gateway-test",
+            std::env::var_os("TEST_LOG").is_some(),
+        );
         let mut vars: HashMap<String, String> = HashMap::new();
         vars.insert("WAZAP_NATS_URL".into(), nats_url());
         vars.insert("WAZAP_NATS_PREFIX".into(), prefix.into());
@@ -431,15 +438,25 @@ impl Mcp {
             req = req.header("MCP-Protocol-Version", "2025-11-25");
         }
         if let Some(t) = &self.token {
+            wazap_shared::leak::record_token("bearer token", t);
             req = req.header("Authorization", format!("Bearer {t}"));
         }
         for (k, v) in extra {
+            if let Some(t) = v.strip_prefix("Bearer ") {
+                wazap_shared::leak::record_token("bearer token", t);
+            }
             req = req.header(*k, *v);
+        }
+        for field in ["text", "caption"] {
+            if let Some(t) = body["params"]["arguments"][field].as_str() {
+                wazap_shared::leak::record_secret("message text", t);
+            }
         }
         let resp = req.send().await.expect("HTTP request");
         let status = resp.status();
         let headers = resp.headers().clone();
         let text = resp.text().await.unwrap_or_default();
+        record_error_body(status.as_u16(), &text);
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
         Answer {
             status,
@@ -469,6 +486,15 @@ impl Mcp {
         let a = self.post(&body, &[]).await;
         assert_eq!(a.status, 200, "HTTP status; body {}", a.body);
         a.body["result"].clone()
+    }
+}
+
+/// An error answer (HTTP, JSON-RPC or tool error) is captured for the leak scan: a user sees it.
+pub(crate) fn record_error_body(status: u16, text: &str) {
+    let inside = serde_json::from_str::<Value>(text)
+        .is_ok_and(|v| v.get("error").is_some() || v["result"]["isError"] == true);
+    if status >= 400 || inside {
+        wazap_shared::leak::record_body("gateway it", status, text);
     }
 }
 

@@ -5,7 +5,11 @@
 //! Never log phone numbers, message text or tokens: log ids (`chat.id`, `connection.id`) as fields;
 //! span attributes follow the same rule, since every span field becomes an exported attribute.
 //! stderr, because `wazap-stdio` owns stdout for the MCP protocol.
+//!
+//! With `WAZAP_LEAK_DIR` set (the leak scan of `scripts/test`), everything is also written to a
+//! file there, at a verbose level of its own ([`capture`]).
 
+pub mod capture;
 mod export;
 mod json;
 pub mod propagation;
@@ -16,10 +20,10 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Metadata;
-use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::FilterFn;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// Dependencies whose DEBUG/TRACE events quote whole messages (rmcp logs every JSON-RPC request,
 /// tool arguments and so message text included, at DEBUG; async-nats every payload it reads at
@@ -57,37 +61,65 @@ pub fn init(service: &'static str) {
     if let Some(spans) = exporters.spans {
         tracer = tracer.with_batch_exporter(spans);
     }
-    install(service, tracer.build(), exporters.metrics);
+    install(service, tracer.build(), exporters.metrics, true);
 }
 
 /// [`init`] with a tracer provider of the caller's choosing and no metrics export: tests install
 /// one with an in-memory exporter to see the spans of gateway and worker. Returns whether this
 /// call installed the subscriber (false when one was already installed).
 pub fn init_with(service: &'static str, tracer: SdkTracerProvider) -> bool {
-    install(service, tracer, None)
+    install(service, tracer, None, true)
+}
+
+/// The subscriber of an in-process test: logs on stderr only when `logs` (the test's own
+/// switch, e.g. `TEST_LOG`), the leak scan's capture whenever `WAZAP_LEAK_DIR` is set, nothing
+/// at all when neither. Later calls are ignored; returns whether this one installed it.
+pub fn init_for_tests(service: &'static str, logs: bool) -> bool {
+    if logs {
+        let before = INSTALLED.get().is_some();
+        init(service);
+        return !before && INSTALLED.get().is_some();
+    }
+    if crate::leak::dir().is_none() {
+        return false;
+    }
+    install(service, SdkTracerProvider::builder().build(), None, false)
+}
+
+/// `RUST_LOG`, or INFO. A filter per layer (not a global one), so the capture sees more than
+/// `RUST_LOG` lets through to stderr and the exporter.
+fn env_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"))
 }
 
 fn install(
     service: &'static str,
     tracer: SdkTracerProvider,
     meter: Option<SdkMeterProvider>,
+    stderr: bool,
 ) -> bool {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if tracing::dispatcher::has_been_set() {
+        return false;
+    }
     let otel = tracing_opentelemetry::layer()
         .with_tracer(tracer.tracer(service))
         .with_location(false)
-        .with_threads(false);
-    let logs = tracing_subscriber::fmt::layer()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_writer(std::io::stderr)
-        .event_format(json::WithTraceIds::new());
+        .with_threads(false)
+        .with_filter(env_filter());
+    let logs = stderr.then(|| {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .event_format(json::WithTraceIds::new())
+            .with_filter(env_filter())
+    });
     let installed = tracing_subscriber::registry()
-        .with(filter)
         .with(body_quoting_filter())
         .with(otel)
         .with(logs)
+        .with(capture::layer(service))
         .try_init()
         .is_ok();
     if !installed {

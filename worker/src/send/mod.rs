@@ -358,7 +358,7 @@ async fn unreserved(
                 return Ok(reserved);
             }
             Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), "a reservation whose answer was lost could not be settled");
+                tracing::warn!(error = %crate::error::redacted(e.as_ref()), "a reservation whose answer was lost could not be settled");
                 if let Ok(db) = state.db.get().await
                     && let Err(e) =
                         journal::abandon(&db, r.connection_id, r.request_id, r.wa_id).await

@@ -32,6 +32,11 @@ pub fn nats_url() -> String {
     std::env::var("WAZAP_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
 }
 
+/// Logs on stderr when `RUST_LOG` is set; the leak scan's capture whenever `WAZAP_LEAK_DIR` is.
+pub fn init_logs() {
+    wazap_shared::telemetry::init_for_tests("worker-test", std::env::var_os("RUST_LOG").is_some());
+}
+
 /// `n` random bytes as hex.
 pub fn random_hex(n: usize) -> String {
     let mut b = vec![0u8; n];
@@ -61,9 +66,7 @@ impl Harness {
 
     /// A fresh database and prefix, with the connector of `kind`.
     pub async fn start_with(kind: ConnectorKind) -> Self {
-        if std::env::var_os("RUST_LOG").is_some() {
-            wazap_shared::telemetry::init("worker-test");
-        }
+        init_logs();
         let db_name = format!("wazap_t_{}", random_hex(8));
         let url = wazap_worker::db::create_database(&base_url(), &db_name)
             .await
@@ -204,6 +207,7 @@ pub fn phone(digits: &str) -> String {
 
 /// A plain text message in `chat` from the other side.
 pub fn text(chat: &str, id: &str, ts: DateTime<Utc>, body: &str) -> SimMessage {
+    wazap_shared::leak::record_secret("message text", body);
     SimMessage {
         chat: chat.into(),
         id: id.into(),
@@ -257,6 +261,7 @@ pub async fn sender(
     )
     .await
     .expect("connection");
+    wazap_shared::leak::record_token("bearer token", &token);
     wazap_worker::grants::set_send_permission(
         &h.pool,
         PermissionEdit {
@@ -283,6 +288,7 @@ pub async fn send_text(
     grant: &wazap_shared::grant::VerifiedGrant,
     req: &wazap_shared::wire::send::SendMessageRequest,
 ) -> Result<wazap_shared::wire::send::SendResult, RpcError> {
+    wazap_shared::leak::record_secret("message text", &req.text);
     let body = serde_json::to_vec(req).expect("body");
     let (reply, _) = wazap_worker::rpc::dispatch(
         &h.state,

@@ -30,6 +30,10 @@ async fn the_deploy_build_refuses_the_test_networks_certificate() -> anyhow::Res
         .env("WAZAP_CONNECTOR", "whatsapp")
         .env("WAZAP_WHATSAPP_NETWORK", net.url())
         .env("WAZAP_DATA_DIR", &data)
+        // The leak scan's capture, when on (the rest of the environment is cleared).
+        .envs(
+            std::env::var_os(wazap_shared::leak::DIR_VAR).map(|d| (wazap_shared::leak::DIR_VAR, d)),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -53,8 +53,15 @@ pub(crate) async fn send(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) -> anyhow::Result<Answer> {
+    use wazap_tests::leak;
     let mut req = http().request(method, gw.owner_url(path));
     for (k, v) in headers {
+        match k.to_ascii_lowercase().as_str() {
+            "cookie" => leak::cookies(v),
+            "x-csrf-token" => leak::record_secret(leak::kind::CSRF, v),
+            "authorization" => leak::authorization(v),
+            _ => {}
+        }
         req = req.header(*k, *v);
     }
     if let Some(b) = body {
@@ -62,17 +69,37 @@ pub(crate) async fn send(
     }
     let resp = req.send().await?;
     let status = resp.status().as_u16();
-    let cookies = resp
+    let cookies: Vec<String> = resp
         .headers()
         .get_all("set-cookie")
         .iter()
         .filter_map(|v| v.to_str().ok().map(str::to_owned))
         .collect();
     let text = resp.text().await?;
+    for c in &cookies {
+        leak::set_cookie(c);
+    }
+    leak::answer("owner api", status, &text);
+    let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    for (field, kind) in [("csrf", leak::kind::CSRF), ("token", leak::kind::BEARER)] {
+        if let Some(v) = json[field].as_str() {
+            leak::record_token(kind, v);
+        }
+    }
+    // The account's pairing QR (`ref,noise key,identity key,adv secret`) and pairing code.
+    if let Some(qr) = json["qr"].as_str() {
+        leak::record_secret(leak::kind::WHATSAPP_KEY, qr);
+        if let Some(adv_secret) = qr.split(',').nth(3) {
+            leak::record_secret(leak::kind::WHATSAPP_KEY, adv_secret);
+        }
+    }
+    if let Some(code) = json["pairing_code"].as_str() {
+        leak::record_secret(leak::kind::WHATSAPP_KEY, code);
+    }
     Ok(Answer {
         status,
         cookies,
-        json: serde_json::from_str(&text).unwrap_or(Value::Null),
+        json,
         text,
     })
 }
@@ -83,6 +110,7 @@ pub(crate) async fn login_raw(
     password: &str,
     old_cookie: Option<&str>,
 ) -> anyhow::Result<Answer> {
+    wazap_tests::leak::record_secret(wazap_tests::leak::kind::OWNER_PASSWORD, password);
     let origin = format!("http://{}", gw.owner_addr);
     let mut headers = vec![
         ("origin", origin.as_str()),

@@ -13,6 +13,10 @@ use wazap_worker::owner::throttle::FREE_FAILURES;
 
 use super::{Answer, PASSWORD, login_raw};
 
+/// A wrong password distinctive enough for the leak scan (the answer says "wrong password", so
+/// that one would match the server's own words).
+const WRONG_PASSWORD: &str = "Tr0ub4dor&3 guessed";
+
 /// The loopback address the default client connects from.
 const HERE: &str = "127.0.0.1";
 /// Another loopback address (Linux routes all of 127/8 to lo): another source.
@@ -111,7 +115,7 @@ async fn the_socket_peer_is_the_source_and_forwarded_headers_change_nothing() ->
         let a = login_from(
             &gw,
             ELSEWHERE,
-            "wrong password",
+            WRONG_PASSWORD,
             &[
                 ("x-forwarded-for", &forged),
                 ("forwarded", &format!("for={forged}")),
@@ -184,7 +188,7 @@ async fn a_burst_of_wrong_passwords_is_throttled_as_a_sequence() -> anyhow::Resu
     let started = std::time::Instant::now();
     let burst = (0..50).map(|_| {
         let gw = gw.clone();
-        tokio::spawn(async move { login_raw(&gw, "wrong password", None).await })
+        tokio::spawn(async move { login_raw(&gw, WRONG_PASSWORD, None).await })
     });
     let (mut checked, mut busy, mut refused) = (0, 0, 0);
     for answer in futures::future::join_all(burst).await {

@@ -27,14 +27,21 @@ impl Write for Captured {
 
 #[tokio::test]
 async fn sent_words_and_bytes_never_reach_logs_or_errors() -> anyhow::Result<()> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let captured = Captured::default();
     let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter("debug")
-        .with_current_span(true)
-        .with_span_list(true)
-        .with_writer(move || writer.clone())
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .json()
+                .with_current_span(true)
+                .with_span_list(true)
+                .with_writer(move || writer.clone())
+                .with_filter(tracing_subscriber::EnvFilter::new("debug")),
+        )
+        .with(wazap_shared::telemetry::capture::layer("wazap-tests"))
         .try_init()
         .map_err(|e| anyhow::anyhow!("this test needs its own subscriber (unset TEST_LOG): {e}"))?;
 

@@ -92,7 +92,7 @@ impl Writer {
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), deliveries = group.len(), "live group failed; retrying each delivery alone");
+                tracing::warn!(error = %crate::error::redacted(e.as_ref()), deliveries = group.len(), "live group failed; retrying each delivery alone");
                 for d in group {
                     self.alone(account, d).await;
                 }
