@@ -9,7 +9,6 @@
 
 pub(crate) mod client;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -17,11 +16,11 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use wazap_shared::wire::grants::ReadScope;
 use wazap_tests::fixtures::{minutes_ago, person, text};
-use wazap_tests::{Stack, nats_url, post_raw};
+use wazap_tests::{Stack, post_raw};
 use wazap_worker::config::ConnectorKind;
 
 use client::{
-    SLOW_BODY, foreign_token, gateway_binary, open_fds, park_share, read_messages,
+    SLOW_BODY, foreign_token, open_fds, park_share, read_messages, spawn_gateway,
     status_before_body, trickle,
 };
 use wazap_tests::status_kib;
@@ -41,24 +40,9 @@ async fn strangers_and_a_greedy_credential_cannot_starve_a_read() -> anyhow::Res
     let reader = format!("Bearer {}", stack.token(ReadScope::all()).await?);
     let greedy = format!("Bearer {}", stack.token(ReadScope::all()).await?);
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let gateway = spawn_gateway(&stack)?;
+    let (addr, pid) = (gateway.addr.clone(), gateway.pid);
     let url = format!("http://{addr}/mcp");
-    let child = tokio::process::Command::new(gateway_binary()?)
-        .env("WAZAP_NATS_URL", nats_url())
-        .env("WAZAP_NATS_PREFIX", &stack.prefix)
-        .env("WAZAP_MCP_ADDR", &addr)
-        .env("WAZAP_OWNER_ADDR", "127.0.0.1:0")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child
-        .id()
-        .ok_or_else(|| anyhow::anyhow!("the gateway exited at once"))?;
     let read = |auth: &str| read_messages(url.clone(), auth.to_owned());
     let ready_by = Instant::now() + Duration::from_secs(20);
     while !matches!(read(&reader).await, Ok((200, _, _))) {
@@ -227,6 +211,6 @@ async fn strangers_and_a_greedy_credential_cannot_starve_a_read() -> anyhow::Res
         (status, body["error"]["code"].as_str()),
         (413, Some("request_too_large"))
     );
-    drop(child);
+    drop(gateway);
     Ok(())
 }

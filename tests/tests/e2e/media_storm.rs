@@ -8,7 +8,6 @@
 //! `busy` before reading a byte of the body and close the connection, so a client that only
 //! reads once it has written ~11 MiB of base64 meets a broken pipe instead of the answer.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
@@ -20,10 +19,10 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use wazap_shared::wire::grants::SendMode;
 use wazap_tests::fixtures::person;
-use wazap_tests::{Stack, nats_url, random_hex, status_kib};
+use wazap_tests::{Stack, random_hex, status_kib};
 use wazap_worker::config::ConnectorKind;
 
-use crate::edge::client::gateway_binary;
+use crate::edge::client::spawn_gateway;
 
 /// DESIGN §11: the gateway within 40 MiB RSS under load. NOT MET by the debug binary the tests
 /// run: it idles at about 29 MiB (25 MiB of it the binary's own file-backed pages, 4 MiB heap),
@@ -50,23 +49,8 @@ async fn twenty_8_mib_sends_at_once_are_sent_or_busy_and_cost_one_send_of_memory
         tokens.push(stack.sending_connection(SendMode::All, vec![]).await?.1);
     }
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = tokio::process::Command::new(gateway_binary()?)
-        .env("WAZAP_NATS_URL", nats_url())
-        .env("WAZAP_NATS_PREFIX", &stack.prefix)
-        .env("WAZAP_MCP_ADDR", &addr)
-        .env("WAZAP_OWNER_ADDR", "127.0.0.1:0")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child
-        .id()
-        .ok_or_else(|| anyhow::anyhow!("the gateway exited at once"))?;
+    let gateway = spawn_gateway(&stack)?;
+    let (addr, pid) = (gateway.addr.clone(), gateway.pid);
     let ready_by = Instant::now() + Duration::from_secs(20);
     let probe = json!({"request_id": "probe"}).to_string().into_bytes();
     loop {
@@ -155,7 +139,7 @@ async fn twenty_8_mib_sends_at_once_are_sent_or_busy_and_cost_one_send_of_memory
         anyhow::ensure!(Instant::now() < empty_by, "{live} media objects stayed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    drop(child);
+    drop(gateway);
     Ok(())
 }
 
