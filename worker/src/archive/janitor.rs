@@ -75,7 +75,7 @@ async fn run(
             // per run of failures, not per commit.
             Err(e) if !failing => {
                 failing = true;
-                tracing::warn!(error = %e, "cleaning the search index's pending list failed");
+                tracing::warn!(error = %crate::error::redacted(e.as_ref()), "cleaning the search index's pending list failed");
             }
             Err(_) => {}
         }

@@ -61,7 +61,7 @@ async fn run(pool: Pool, shutdown: CancellationToken) -> anyhow::Result<()> {
             // run of failures.
             Err(e) if !failing => {
                 failing = true;
-                tracing::warn!(error = %e, "refreshing planner statistics failed");
+                tracing::warn!(error = %crate::error::redacted(e.as_ref()), "refreshing planner statistics failed");
             }
             Err(_) => {}
         }

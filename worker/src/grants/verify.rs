@@ -112,7 +112,7 @@ impl Tokens {
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "signing keys could not be read; keeping the last");
+                tracing::warn!(error = %crate::error::redacted(&e), "signing keys could not be read; keeping the last");
             }
         }
     }

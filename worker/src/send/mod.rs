@@ -363,7 +363,7 @@ async fn unreserved(
                     && let Err(e) =
                         journal::abandon(&db, r.connection_id, r.request_id, r.wa_id).await
                 {
-                    tracing::warn!(error = %e, "an unconfirmed reservation could not be marked failed");
+                    tracing::warn!(error = %crate::error::redacted(e.as_ref()), "an unconfirmed reservation could not be marked failed");
                 }
             }
         }

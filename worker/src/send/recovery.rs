@@ -84,7 +84,7 @@ async fn sweep_until(pool: Pool, stop: CancellationToken) -> anyhow::Result<()> 
             Ok(0) => {}
             Ok(n) => tracing::warn!(outcome_unknown = n, "abandoned sends settled"),
             Err(e) => {
-                tracing::warn!(error = %e, "the abandoned-send sweep failed; next try soon")
+                tracing::warn!(error = %crate::error::redacted(e.as_ref()), "the abandoned-send sweep failed; next try soon")
             }
         }
     }

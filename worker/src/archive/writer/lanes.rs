@@ -329,7 +329,7 @@ impl Writer {
     pub(super) async fn flush(&mut self) {
         self.drain().await;
         if let Err(e) = self.pending.flush_all(&self.pool).await {
-            tracing::warn!(error = %e, "chat statistics not applied after a history page; kept for the next flush");
+            tracing::warn!(error = %crate::error::redacted(e.as_ref()), "chat statistics not applied after a history page; kept for the next flush");
         }
         for (reply, outcomes) in self.unflushed.drain(..) {
             let _ = reply.send(Ok(outcomes));

@@ -255,7 +255,7 @@ impl Writer {
         }
         self.drain().await;
         if let Err(e) = self.pending.flush_all(&self.pool).await {
-            tracing::warn!(error = %e, "chat statistics not flushed at shutdown; repaired at next start");
+            tracing::warn!(error = %crate::error::redacted(e.as_ref()), "chat statistics not flushed at shutdown; repaired at next start");
         }
         for (reply, outcomes) in self.unflushed.drain(..) {
             let _ = reply.send(Ok(outcomes));

@@ -56,7 +56,7 @@ pub async fn drain(shared: Arc<Shared>, mut rx: queue::Receiver<Arc<Event>>) {
                     if !waited {
                         tracing::warn!(
                             event = kind(event),
-                            error = %format!("{e:#}"),
+                            error = %crate::error::redacted(e.as_ref()),
                             "archiving a WhatsApp event waits until the archive can commit"
                         );
                         waited = true;
@@ -67,7 +67,7 @@ pub async fn drain(shared: Arc<Shared>, mut rx: queue::Receiver<Arc<Event>>) {
                 Err(e) => {
                     tracing::warn!(
                         event = kind(event),
-                        error = %format!("{e:#}"),
+                        error = %crate::error::redacted(e.as_ref()),
                         "archiving a WhatsApp event failed for good; dropped"
                     );
                     break;

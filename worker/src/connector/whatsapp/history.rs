@@ -137,7 +137,7 @@ pub async fn ingest(
     archive.link_aliases(account, page.links).await?;
     for c in page.contacts {
         if let Err(e) = archive.upsert_contact(account, c).await {
-            tracing::debug!(error = %e, "history contact not merged");
+            tracing::debug!(error = %crate::error::redacted(e.as_ref()), "history contact not merged");
         }
     }
     let chats: Vec<String> = page.messages.iter().map(|m| m.chat_jid.clone()).collect();
