@@ -11,17 +11,77 @@ pub const STATUS_CHAT: &str = "status";
 /// The account id of the first linked account.
 pub const DEFAULT_ACCOUNT: &str = "default";
 
-/// True when `s` has the shape of an opaque id with `prefix`: the prefix then 1–64 lowercase
-/// hex digits or ASCII letters/digits. It says nothing about whether the id exists.
+/// What joins an opaque id's hash to its account's id, for every account but the default one
+/// (`c_<hash>-work`): a hash is letters and digits only, so the first `-` is this separator.
+/// The default account's ids have no suffix, so ids handed out before there were several
+/// accounts still name the same things.
+pub const ACCOUNT_SEPARATOR: char = '-';
+
+/// True when `s` has the shape of a plain opaque id with `prefix`: the prefix then 1–64
+/// lowercase hex digits or ASCII letters/digits, and no account (e.g. `conn_…`). It says
+/// nothing about whether the id exists.
 pub fn is_opaque(s: &str, prefix: &str) -> bool {
-    s.strip_prefix(prefix).is_some_and(|rest| {
-        !rest.is_empty() && rest.len() <= 64 && rest.bytes().all(|b| b.is_ascii_alphanumeric())
-    })
+    s.strip_prefix(prefix).is_some_and(is_hash)
 }
 
-/// True when `s` looks like an opaque chat id (`c_…`).
+/// An archive id (`c_`, `m_`, `a_`) split into its parts ([`parse_item_id`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemId<'a> {
+    /// The hash after the prefix.
+    pub hash: &'a str,
+    /// The account it belongs to ([`DEFAULT_ACCOUNT`] when the id carries none).
+    pub account: &'a str,
+}
+
+/// `s` as an archive id with `prefix`: the prefix, a hash of 1–64 letters or digits, then
+/// `-<account id>` for every account but the default one (whose ids carry none, and never the
+/// spelled-out `-default`: one id per thing). `None` when it has another shape.
+pub fn parse_item_id<'a>(s: &'a str, prefix: &str) -> Option<ItemId<'a>> {
+    let rest = s.strip_prefix(prefix)?;
+    let (hash, account) = match rest.split_once(ACCOUNT_SEPARATOR) {
+        None => (rest, DEFAULT_ACCOUNT),
+        Some((_, DEFAULT_ACCOUNT)) => return None,
+        Some((hash, account)) if is_account_id(account) => (hash, account),
+        Some(_) => return None,
+    };
+    is_hash(hash).then_some(ItemId { hash, account })
+}
+
+/// `hash` (a fresh hash with its prefix) as the id of a thing of `account`: unchanged for the
+/// default account, else with `-<account>` appended ([`parse_item_id`] reads it back).
+pub fn with_account(mut hash: String, account: &str) -> String {
+    if account != DEFAULT_ACCOUNT {
+        hash.push(ACCOUNT_SEPARATOR);
+        hash.push_str(account);
+    }
+    hash
+}
+
+/// The account an archive id (`c_…`, `m_…`, `a_…`) belongs to; `None` when it is not one.
+pub fn account_of(id: &str) -> Option<&str> {
+    [CHAT_ID_PREFIX, MESSAGE_ID_PREFIX, ATTACHMENT_ID_PREFIX]
+        .into_iter()
+        .find_map(|prefix| parse_item_id(id, prefix))
+        .map(|id| id.account)
+}
+
+/// True when `s` looks like an opaque chat id (`c_…`, of any account).
 pub fn is_chat_id(s: &str) -> bool {
-    is_opaque(s, CHAT_ID_PREFIX)
+    parse_item_id(s, CHAT_ID_PREFIX).is_some()
+}
+
+/// True when `s` looks like an opaque message id (`m_…`, of any account).
+pub fn is_message_id(s: &str) -> bool {
+    parse_item_id(s, MESSAGE_ID_PREFIX).is_some()
+}
+
+/// True when `s` looks like an opaque attachment id (`a_…`, of any account).
+pub fn is_attachment_id(s: &str) -> bool {
+    parse_item_id(s, ATTACHMENT_ID_PREFIX).is_some()
+}
+
+fn is_hash(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// The digits of a phone number given as `+972501234567`, `972501234567` or with spaces, dashes
@@ -47,11 +107,16 @@ pub fn is_request_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
 }
 
-/// True when `s` is a valid account id: 1–64 characters of `[a-z0-9_-]`.
+/// The rule for an account id, in the words every refusal uses.
+pub const ACCOUNT_ID_RULE: &str = "expected 1-32 of [a-z0-9-], starting with a letter or digit";
+
+/// True when `s` is a valid account id: 1–32 characters of `[a-z0-9-]`, the first a letter or
+/// a digit (so that it reads well after an id's `-`).
 pub fn is_account_id(s: &str) -> bool {
-    (1..=64).contains(&s.len())
+    (1..=32).contains(&s.len())
         && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-".contains(&b))
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
 }
 
 #[cfg(test)]
@@ -65,6 +130,46 @@ mod tests {
         assert!(!is_chat_id("972501234567@s.whatsapp.net"));
         assert!(!is_chat_id("c_../etc"));
         assert!(!is_chat_id("+972501234567"));
+    }
+
+    #[test]
+    fn ids_carry_their_account() {
+        assert_eq!(
+            parse_item_id("c_0a1b", CHAT_ID_PREFIX),
+            Some(ItemId {
+                hash: "0a1b",
+                account: DEFAULT_ACCOUNT
+            })
+        );
+        let work = with_account("m_0a1b".to_owned(), "work-2");
+        assert_eq!(work, "m_0a1b-work-2");
+        assert_eq!(account_of(&work), Some("work-2"));
+        assert!(is_message_id(&work) && !is_chat_id(&work));
+        assert_eq!(with_account("c_0a1b".to_owned(), DEFAULT_ACCOUNT), "c_0a1b");
+        assert_eq!(account_of("a_ff"), Some(DEFAULT_ACCOUNT));
+        // One spelling per id: the default account is never spelled out.
+        assert!(!is_chat_id("c_0a1b-default"));
+        for bad in [
+            "c_0a1b-",
+            "c_-work",
+            "c_0a1b--work",
+            "c_0a1b-Work",
+            "c_0a1b-w_k",
+        ] {
+            assert!(!is_chat_id(bad), "{bad}");
+            assert_eq!(account_of(bad), None, "{bad}");
+        }
+        assert!(!is_opaque("conn_ab-work", "conn_"));
+    }
+
+    #[test]
+    fn account_ids() {
+        for good in ["default", "work", "a", "2nd-phone", &"x".repeat(32)] {
+            assert!(is_account_id(good), "{good}");
+        }
+        for bad in ["", "-work", "Work", "w_k", "w.k", &"x".repeat(33)] {
+            assert!(!is_account_id(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -62,6 +62,12 @@ pub mod op {
     pub const OWNER_ACCOUNT_ACTION: &str = "owner_account_action";
     /// Recent send journal rows.
     pub const OWNER_RECENT_SENDS: &str = "owner_recent_sends";
+    /// The account registry.
+    pub const OWNER_LIST_ACCOUNTS: &str = "owner_list_accounts";
+    /// Add an account.
+    pub const OWNER_ADD_ACCOUNT: &str = "owner_add_account";
+    /// Remove an account (keeping or deleting its archive).
+    pub const OWNER_REMOVE_ACCOUNT: &str = "owner_remove_account";
 }
 
 /// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).

@@ -83,6 +83,27 @@ pub enum ConnectorKind {
     Sim,
 }
 
+impl ConnectorKind {
+    /// What a connector's name may be, in the words every refusal uses.
+    pub const RULE: &'static str = "expected whatsapp, demo or sim";
+
+    /// The name `WAZAP_CONNECTOR` and the account registry use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Whatsapp => "whatsapp",
+            Self::Demo => "demo",
+            Self::Sim => "sim",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Whatsapp, Self::Demo, Self::Sim]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+}
+
 /// Everything the worker reads from the environment.
 #[derive(Clone)]
 pub struct Config {
@@ -128,17 +149,8 @@ impl Config {
         if database_url.parse::<tokio_postgres::Config>().is_err() {
             return Err(ConfigError::new(DATABASE_URL, "expected a postgres:// URL"));
         }
-        let connector = match config::string(src, CONNECTOR, "whatsapp").as_str() {
-            "whatsapp" => ConnectorKind::Whatsapp,
-            "demo" => ConnectorKind::Demo,
-            "sim" => ConnectorKind::Sim,
-            _ => {
-                return Err(ConfigError::new(
-                    CONNECTOR,
-                    "expected whatsapp, demo or sim",
-                ));
-            }
-        };
+        let connector = ConnectorKind::parse(&config::string(src, CONNECTOR, "whatsapp"))
+            .ok_or_else(|| ConfigError::new(CONNECTOR, ConnectorKind::RULE))?;
         let nats_prefix = config::nats_prefix(src)?;
         Ok(Self {
             nats: config::NatsConfig::from_source(src)?.with_inbox_prefix(

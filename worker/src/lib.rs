@@ -5,6 +5,7 @@
 //! Layout: `server` wires everything and runs until shutdown; `rpc/<op>.rs` is one RPC each
 //! (edge) → `archive` / `grants` (domain and store). Nothing here depends on the gateway.
 
+pub mod accounts;
 pub mod archive;
 pub mod cli;
 pub mod config;

@@ -148,6 +148,8 @@ async fn chat_of_story_sender(h: &Harness, digits: &str) -> String {
         .get(0)
 }
 
+#[path = "archive/accounts.rs"]
+mod accounts;
 #[path = "archive/chats.rs"]
 mod chats;
 #[path = "archive/identity.rs"]

@@ -3,6 +3,7 @@
 //! Read-tool requests double as the MCP tools' input types, so their field docs are the
 //! agent-facing API; responses double as the tools' structured output.
 
+pub mod accounts;
 pub mod grants;
 pub mod message;
 pub mod owner;

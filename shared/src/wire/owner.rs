@@ -390,6 +390,20 @@ owner_op!(
     /// RPC `owner_recent_sends`.
     OwnerRecentSends, op::OWNER_RECENT_SENDS, SendsRequest, SendsPage
 );
+owner_op!(
+    /// RPC `owner_list_accounts`.
+    OwnerListAccounts, op::OWNER_LIST_ACCOUNTS, Empty, super::accounts::AccountList
+);
+owner_op!(
+    /// RPC `owner_add_account`.
+    OwnerAddAccount, op::OWNER_ADD_ACCOUNT, super::accounts::AddAccountRequest,
+    super::accounts::AccountSummary
+);
+owner_op!(
+    /// RPC `owner_remove_account`.
+    OwnerRemoveAccount, op::OWNER_REMOVE_ACCOUNT, super::accounts::RemoveAccountRequest,
+    super::accounts::RemovedAccount
+);
 
 #[cfg(test)]
 mod tests {

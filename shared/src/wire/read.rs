@@ -26,7 +26,8 @@ pub const MAX_PREVIEWS: usize = 12;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListChatsRequest {
-    /// The linked account to list; omit for the default account.
+    /// The account to list (`default`, `work`, …); omit for the default account (or the
+    /// account of `before`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Only chats whose name contains this text (case-insensitive).
@@ -86,7 +87,7 @@ impl Rpc for ListChats {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchContactsRequest {
-    /// The linked account to search; omit for the default account.
+    /// The account to search (`default`, `work`, …); omit for the default account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Part of a name, or phone digits (e.g. `97250`).
@@ -133,7 +134,7 @@ impl Rpc for SearchContacts {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchGroupsRequest {
-    /// The linked account to search; omit for the default account.
+    /// The account to search (`default`, `work`, …); omit for the default account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Part of the group's name.
@@ -179,7 +180,8 @@ impl Rpc for SearchGroups {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadMessagesRequest {
-    /// The linked account; omit to use the chat's account.
+    /// The account (`default`, `work`, …); omit to use the account `chat_id` names (a phone
+    /// number: the default account's chat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// A chat id from list_chats, a phone number (`+972501234567`) for the direct chat with that

@@ -28,7 +28,8 @@ pub const MAX_ATTACHMENT_BYTES: u64 = 8 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchMessagesRequest {
-    /// The linked account to search; omit to use the chat's account (or the default one).
+    /// The account to search (`default`, `work`, …); omit to use the account `chat_id` or
+    /// `before` names (else the default one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Words to find, in any language (e.g. `reunião amanhã`, `שלום`, `🎉`). Every word must
@@ -109,7 +110,8 @@ impl Rpc for SearchMessages {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchAttachmentsRequest {
-    /// The linked account to search; omit to use the chat's account (or the default one).
+    /// The account to search (`default`, `work`, …); omit to use the account `chat_id` or
+    /// `before` names (else the default one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Text the file name or the caption contains (case-insensitive), e.g. `invoice` or `.pdf`.
@@ -191,7 +193,7 @@ impl Rpc for SearchAttachments {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetAttachmentRequest {
-    /// The linked account; omit to use the attachment's account.
+    /// The account (`default`, `work`, …); omit to use the account `attachment_id` names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// The `attachment_id` from read_messages, search_messages or search_attachments.

@@ -33,7 +33,8 @@ pub struct WaitForMessagesRequest {
     /// (`+972501234567`) for the direct chat with that person. Omit for every chat you may read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<String>,
-    /// The linked account; omit to use the chat's account (or the default account).
+    /// The account to wait on (`default`, `work`, …); omit to use the account the cursor or
+    /// `chat_id` names (else the default account). One account per call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Only messages addressed to the account's owner: direct messages, @-mentions of them in
@@ -104,27 +105,42 @@ impl Rpc for WaitForMessages {
     type Response = WaitPollResponse;
 }
 
-/// A decoded cursor: the archive's identity and a message position in it. On the wire it is
-/// the opaque string `w1.<archive id, 32 hex digits>.<position>`.
+/// A decoded cursor: the archive's identity, a message position in it and the account it
+/// follows. On the wire it is the opaque string `w1.<archive id, 32 hex digits>.<position>`,
+/// then `.<account id>` for every account but the default one (so cursors handed out before
+/// there were several accounts still follow the same account).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     /// The archive's identity (32 lowercase hex digits).
     pub archive_id: String,
     /// The last position this cursor has seen.
     pub position: i64,
+    /// The account whose messages it follows.
+    pub account: String,
 }
 
 impl Cursor {
     /// The opaque form.
     pub fn encode(&self) -> String {
-        format!("w1.{}.{}", self.archive_id, self.position)
+        let mut s = format!("w1.{}.{}", self.archive_id, self.position);
+        if self.account != crate::ids::DEFAULT_ACCOUNT {
+            s.push('.');
+            s.push_str(&self.account);
+        }
+        s
     }
 
     /// Parse the opaque form; anything else is `invalid_argument` (naming the field only).
     pub fn parse(s: &str) -> Result<Self, RpcError> {
         let bad = || RpcError::invalid("cursor", "not a cursor returned by wait_for_messages");
         let rest = s.strip_prefix("w1.").ok_or_else(bad)?;
-        let (archive, pos) = rest.split_once('.').ok_or_else(bad)?;
+        let (archive, rest) = rest.split_once('.').ok_or_else(bad)?;
+        let (pos, account) = match rest.split_once('.') {
+            None => (rest, crate::ids::DEFAULT_ACCOUNT),
+            Some((_, crate::ids::DEFAULT_ACCOUNT)) => return Err(bad()),
+            Some((pos, account)) if crate::ids::is_account_id(account) => (pos, account),
+            Some(_) => return Err(bad()),
+        };
         let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
         if archive.len() != 32 || !archive.chars().all(hex) {
             return Err(bad());
@@ -136,6 +152,7 @@ impl Cursor {
         Ok(Self {
             archive_id: archive.to_owned(),
             position,
+            account: account.to_owned(),
         })
     }
 }
@@ -153,8 +170,16 @@ mod tests {
         let c = Cursor {
             archive_id: ARCHIVE.into(),
             position: 42,
+            account: "default".into(),
         };
+        assert_eq!(c.encode(), format!("w1.{ARCHIVE}.42"));
         assert_eq!(Cursor::parse(&c.encode()).unwrap(), c);
+        let work = Cursor {
+            account: "work".into(),
+            ..c
+        };
+        assert_eq!(work.encode(), format!("w1.{ARCHIVE}.42.work"));
+        assert_eq!(Cursor::parse(&work.encode()).unwrap(), work);
         for bad in [
             "",
             "w1.",
@@ -165,6 +190,10 @@ mod tests {
             &format!("w1.{ARCHIVE}.5x"),
             &format!("w1.{}.5", ARCHIVE.to_uppercase()),
             &format!("w1.{ARCHIVE}.99999999999999999999"),
+            &format!("w1.{ARCHIVE}.5.default"),
+            &format!("w1.{ARCHIVE}.5."),
+            &format!("w1.{ARCHIVE}.5.Work"),
+            &format!("w1.{ARCHIVE}.5.w.k"),
         ] {
             let e = Cursor::parse(bad).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");

@@ -7,22 +7,27 @@ use proptest::prelude::*;
 use wazap_shared::checks;
 use wazap_shared::error::ErrorCode;
 use wazap_shared::ids::{
-    ATTACHMENT_ID_PREFIX, CHAT_ID_PREFIX, MESSAGE_ID_PREFIX, is_account_id, is_chat_id, is_opaque,
-    is_request_id, phone_digits,
+    ATTACHMENT_ID_PREFIX, CHAT_ID_PREFIX, MESSAGE_ID_PREFIX, account_of, is_account_id, is_chat_id,
+    is_opaque, is_request_id, parse_item_id, phone_digits, with_account,
 };
 use wazap_shared::wire::send::MediaKind;
 use wazap_shared::wire::wait::Cursor;
 
 /// The cursor grammar, spelled out: `w1.`, 32 lowercase hex digits, `.`, a decimal position
-/// that fits an `i64`.
+/// that fits an `i64`, then `.` and an account id other than `default`, or nothing.
 fn is_cursor(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("w1.") else {
         return false;
     };
-    let Some((archive, pos)) = rest.split_once('.') else {
+    let Some((archive, rest)) = rest.split_once('.') else {
         return false;
     };
-    archive.len() == 32
+    let (pos, account) = match rest.split_once('.') {
+        Some((pos, account)) => (pos, Some(account)),
+        None => (rest, None),
+    };
+    account.is_none_or(|a| a != "default" && is_account_id(a))
+        && archive.len() == 32
         && archive
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
@@ -37,14 +42,18 @@ fn archive_id() -> impl Strategy<Value = String> {
 
 /// Strings near the cursor grammar: each part right or slightly wrong.
 fn cursorish() -> impl Strategy<Value = String> {
-    "(w1|w2|W1|w|)[.]?[0-9a-fA-F]{30,33}[.]?[-+]?[0-9]{0,21}[x ]?"
+    "(w1|w2|W1|w|)[.]?[0-9a-fA-F]{30,33}[.]?[-+]?[0-9]{0,21}[x ]?([.](default|work|-w|W|[a-z0-9-]{0,3}))?"
+}
+
+fn account() -> impl Strategy<Value = String> {
+    prop_oneof![Just("default".to_owned()), "[a-z0-9][a-z0-9-]{0,31}"]
 }
 
 proptest! {
     #![proptest_config(super::config())]
     #[test]
-    fn cursors_round_trip(archive_id in archive_id(), position in 0..=i64::MAX) {
-        let c = Cursor { archive_id, position };
+    fn cursors_round_trip(archive_id in archive_id(), position in 0..=i64::MAX, account in account()) {
+        let c = Cursor { archive_id, position, account };
         prop_assert_eq!(Cursor::parse(&c.encode()), Ok(c));
     }
 
@@ -66,16 +75,27 @@ proptest! {
     }
 
     #[test]
-    fn opaque_ids_are_their_prefix_and_1_to_64_letters_or_digits(
+    fn archive_ids_are_their_prefix_a_hash_and_their_account(
         prefix in prop::sample::select(vec![CHAT_ID_PREFIX, MESSAGE_ID_PREFIX, ATTACHMENT_ID_PREFIX]),
         rest in prop_oneof!["[0-9a-zA-Z]{0,66}", any::<String>(), "[0-9a-f./_+-]{1,8}"],
+        suffix in prop_oneof![Just(String::new()), "-[a-z0-9_-]{0,34}", "-default"],
     ) {
-        let id = format!("{prefix}{rest}");
-        let want = (1..=64).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
-        prop_assert_eq!(is_opaque(&id, prefix), want, "{:?}", id);
+        let id = format!("{prefix}{rest}{suffix}");
+        let hash = (1..=64).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
+        let account = suffix.strip_prefix('-');
+        let want = hash && account.is_none_or(|a| a != "default" && is_account_id(a));
+        prop_assert_eq!(parse_item_id(&id, prefix).is_some(), want, "{:?}", id);
         prop_assert_eq!(is_chat_id(&id), want && prefix == CHAT_ID_PREFIX);
+        if want {
+            prop_assert_eq!(account_of(&id), Some(account.unwrap_or("default")));
+            // What `with_account` makes, `parse_item_id` reads back.
+            let made = with_account(format!("{prefix}{rest}"), account.unwrap_or("default"));
+            prop_assert_eq!(made, id.clone());
+        }
+        // A plain opaque id never carries an account.
+        prop_assert_eq!(is_opaque(&id, prefix), hash && suffix.is_empty());
         // Never without the prefix.
-        prop_assert!(!is_opaque(&rest, prefix) || rest.starts_with(prefix));
+        prop_assert!(parse_item_id(&rest, prefix).is_none() || rest.starts_with(prefix));
     }
 
     #[test]
@@ -106,7 +126,7 @@ proptest! {
 
     #[test]
     fn request_and_account_ids_match_their_grammar(s in prop_oneof![
-        any::<String>(), "[A-Za-z0-9._:-]{0,130}", "[a-z0-9_-]{0,66}", "[a-zA-Z0-9 /@]{1,5}",
+        any::<String>(), "[A-Za-z0-9._:-]{0,130}", "[a-z0-9_-]{0,34}", "[a-zA-Z0-9 /@]{1,5}",
     ]) {
         let n = s.len();
         prop_assert_eq!(
@@ -115,7 +135,7 @@ proptest! {
         );
         prop_assert_eq!(
             is_account_id(&s),
-            (1..=64).contains(&n) && s.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+            (1..=32).contains(&n) && !s.starts_with('-') && s.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'))
         );
         prop_assert_eq!(checks::request_id(&s).is_ok(), is_request_id(&s));
     }

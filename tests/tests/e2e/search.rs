@@ -623,7 +623,7 @@ async fn get_attachment_takes_an_account_id_like_every_read_tool() -> anyhow::Re
         .await?;
     // A second linked account, with no files of its own.
     stack
-        .sql("insert into accounts (account_id) values ('second')")
+        .sql("insert into accounts (account_id, display_name) values ('second', 'Second')")
         .await?;
     let gw = stack.gateway(&[]).await?;
     let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
@@ -640,16 +640,28 @@ async fn get_attachment_takes_an_account_id_like_every_read_tool() -> anyhow::Re
         assert_eq!(out.ok()["account_id"], "default", "{args}");
         assert_eq!(out.ok()["message_id"], pdf_id.as_str(), "{args}");
     }
-    // Unknown: account_not_found; malformed: invalid_argument naming the field, not the value.
-    let out = get(json!({"attachment_id": att, "account_id": "nope"})).await?;
-    assert_eq!(out.error_code().as_deref(), Some("account_not_found"));
+    // Unknown, named or in the id: account_not_found; malformed: invalid_argument naming the
+    // field, not the value.
+    let elsewhere = format!("{}-nope", att.as_str().unwrap_or_default());
+    for args in [
+        json!({"attachment_id": elsewhere}),
+        json!({"attachment_id": elsewhere, "account_id": "nope"}),
+    ] {
+        let out = get(args.clone()).await?;
+        assert_eq!(
+            out.error_code().as_deref(),
+            Some("account_not_found"),
+            "{args}"
+        );
+    }
     let out = get(json!({"attachment_id": att, "account_id": "Bad Id"})).await?;
     assert_eq!(out.error_code().as_deref(), Some("invalid_argument"));
     assert!(out.text.contains("account_id"), "{}", out.text);
     assert!(!out.text.contains("Bad Id"), "never echoes the value");
-    // Another account's file is not found there, as another account's chat is chat_not_found.
+    // An account_id other than the one the id names: invalid_argument, naming the id.
     let out = get(json!({"attachment_id": att, "account_id": "second"})).await?;
-    assert_eq!(out.error_code().as_deref(), Some("not_found"));
+    assert_eq!(out.error_code().as_deref(), Some("invalid_argument"));
+    assert!(out.text.contains("attachment_id"), "{}", out.text);
     Ok(())
 }
 

@@ -79,7 +79,8 @@ impl Archive {
         let key = IdKey::new(row.get::<_, &[u8]>(1));
         client
             .execute(
-                "insert into accounts (account_id) values ($1) on conflict do nothing",
+                "insert into accounts (account_id, display_name) values ($1, 'Default')
+                 on conflict do nothing",
                 &[&wazap_shared::ids::DEFAULT_ACCOUNT],
             )
             .await?;

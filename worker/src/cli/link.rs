@@ -1,4 +1,5 @@
-//! `wazap-worker link [--phone DIGITS]`: link a phone from the terminal. Opens the device store
+//! `wazap-worker link [--account ID] [--phone DIGITS]`: link a phone to an account from the
+//! terminal. Opens the account's device store
 //! (refused while a worker holds it), shows each QR code as text — or, with `--phone`, the
 //! code to type on the phone — and returns once WhatsApp reports the device linked, after the
 //! client flushed its keys. Everything goes to stderr; nothing here is logged.
@@ -7,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::SyncState;
 
 use crate::archive::Archive;
@@ -24,9 +24,17 @@ const TICK: Duration = Duration::from_millis(500);
 const LOGIN_WAIT: Duration = Duration::from_secs(120);
 
 /// Run the pairing until linked, failed or interrupted.
-pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> {
+pub async fn link(config: &Config, account: &str, phone: Option<String>) -> anyhow::Result<()> {
     let pool = db::pool(&config.database_url, 4)?;
     db::migrate(&pool).await?;
+    let registered = crate::accounts::get(&pool.get().await?, account).await;
+    match registered {
+        Ok(a) if a.removed_at.is_none() => {}
+        Ok(_) | Err(crate::accounts::RegistryError::NotFound) => anyhow::bail!(
+            "no account {account}: add it first with `wazap-worker account add --id {account}`"
+        ),
+        Err(e) => return Err(e.into()),
+    }
     let stop = CancellationToken::new();
     super::run::cancel_on_signals(stop.clone());
     let session = CancellationToken::new();
@@ -37,14 +45,14 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
         archive,
         pool,
         &config.data_dir,
-        DEFAULT_ACCOUNT,
+        account,
         config.whatsapp_network.clone(),
         receipts,
         &supervisor,
     )
     .await?;
     let result = tokio::select! {
-        r = drive(&wa, phone, &stop) => r,
+        r = drive(&wa, account, phone, &stop) => r,
         reason = supervisor.failed() => Err(anyhow::anyhow!(reason)),
     };
     session.cancel();
@@ -55,6 +63,7 @@ pub async fn link(config: &Config, phone: Option<String>) -> anyhow::Result<()> 
 /// Show codes until the device is linked and logged in.
 async fn drive(
     wa: &WhatsappConnector,
+    account: &str,
     phone: Option<String>,
     stop: &CancellationToken,
 ) -> anyhow::Result<()> {
@@ -72,7 +81,7 @@ async fn drive(
     }
     if let Some(phone) = phone {
         eprintln!("asking WhatsApp for a pairing code…");
-        wa.control(DEFAULT_ACCOUNT, AccountAction::PairWithCode { phone })
+        wa.control(account, AccountAction::PairWithCode { phone })
             .await
             .map_err(|e| match e {
                 ControlError::NotNow(m) => anyhow::anyhow!(m),
@@ -83,7 +92,7 @@ async fn drive(
     let mut shown_code = None;
     let mut linked_at = None;
     loop {
-        let pairing = wa.pairing(DEFAULT_ACCOUNT);
+        let pairing = wa.pairing(account);
         if pairing.qr.is_some() && pairing.qr != shown_qr && pairing.pairing_code.is_none() {
             let qr = pairing.qr.clone().unwrap_or_default();
             eprintln!(
@@ -100,7 +109,7 @@ async fn drive(
             );
             shown_code = pairing.pairing_code.clone();
         }
-        match (wa.phase(), wa.state(DEFAULT_ACCOUNT)) {
+        match (wa.phase(), wa.state(account)) {
             (_, SyncState::Live | SyncState::CatchingUp) => {
                 eprintln!("linked; start the worker (wazap-worker serve) to sync");
                 return Ok(());

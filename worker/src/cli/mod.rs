@@ -6,6 +6,7 @@ use chrono::TimeDelta;
 use wazap_shared::grant::ConnectionKind;
 use wazap_shared::wire::grants::{ChatSelection, ReadScope};
 
+pub mod account;
 pub mod link;
 pub mod run;
 pub mod values;
@@ -24,9 +25,18 @@ usage:
   wazap-worker migrate                 apply database migrations and exit
   wazap-worker set-owner-password      read one line from stdin and make it the owner's
                                        dashboard password (8+ characters); ends all sessions
-  wazap-worker link [--phone DIGITS]   link a phone to the WhatsApp device (stop the worker
-                                       first): shows a QR code in the terminal, or with
-                                       --phone a code to type on the phone; waits until linked
+  wazap-worker link [--account ID] [--phone DIGITS]
+                                       link a phone to an account's WhatsApp device (stop the
+                                       worker first; default: the default account): shows a
+                                       QR code in the terminal, or with --phone a code to
+                                       type on the phone; waits until linked
+  wazap-worker account add --id ID [--name NAME] [--connector whatsapp|demo|sim]
+                                       add a WhatsApp account (ID: 1-32 of a-z 0-9 -)
+  wazap-worker account list            list the accounts
+  wazap-worker account remove --id ID [--delete-archive [--confirm ID]]
+                                       remove an account, keeping its archive readable; with
+                                       --delete-archive its archive goes too (shows what
+                                       first; --confirm with the account's id to go ahead)
   wazap-worker connection create --name NAME --kind local|remote --expires-in DURATION
                [--chats ID,...] [--except ID,...] [--since DATE] [--until DATE]
                                        create an AI connection; its token is printed once on
@@ -58,11 +68,15 @@ pub enum Command {
     Migrate,
     /// Read the owner password from stdin and store it.
     SetOwnerPassword,
-    /// `link [--phone DIGITS]`: pair a phone with the WhatsApp device store.
+    /// `link [--account ID] [--phone DIGITS]`: pair a phone with an account's device store.
     Link {
+        /// The account (default: `default`).
+        account: String,
         /// Pair by code for this phone number instead of by QR.
         phone: Option<String>,
     },
+    /// `account add|list|remove`.
+    Account(account::AccountCommand),
     /// Print [`USAGE`].
     Help,
     /// `connection create`.
@@ -111,7 +125,12 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
             Err(usage(format!("unexpected argument {extra}")))
         }
         ["link", rest @ ..] => {
-            let mut opts = Options::parse(rest, &["--phone"])?;
+            let mut opts = Options::parse(rest, &["--account", "--phone"])?;
+            let account = opts
+                .take("--account")
+                .map(account::id)
+                .transpose()?
+                .unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned());
             let phone = opts.take("--phone");
             if let Some(p) = &phone
                 && !(7..=15).contains(&p.len())
@@ -124,8 +143,9 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
             {
                 return Err(usage("--phone: expected digits only (country code, no +)"));
             }
-            Ok(Command::Link { phone })
+            Ok(Command::Link { account, phone })
         }
+        ["account", rest @ ..] => account::parse(rest),
         ["connection", "create", rest @ ..] => create(rest),
         ["connection", "list"] => Ok(Command::ListConnections),
         ["connection", "list", extra, ..] => Err(usage(format!("unexpected argument {extra}"))),
@@ -326,10 +346,24 @@ mod tests {
         );
         assert!(p(&["set-owner-password", "hunter22"]).is_err());
         assert_eq!(p(&["migrate"]).unwrap(), Command::Migrate);
-        assert_eq!(p(&["link"]).unwrap(), Command::Link { phone: None });
+        assert_eq!(
+            p(&["link"]).unwrap(),
+            Command::Link {
+                account: "default".into(),
+                phone: None
+            }
+        );
+        assert_eq!(
+            p(&["link", "--account", "work"]).unwrap(),
+            Command::Link {
+                account: "work".into(),
+                phone: None
+            }
+        );
         assert_eq!(
             p(&["link", "--phone", "15550001111"]).unwrap(),
             Command::Link {
+                account: "default".into(),
                 phone: Some("15550001111".into())
             }
         );

@@ -28,7 +28,8 @@ pub async fn execute(command: Command, config: Config) -> ExitCode {
         }
         Command::Migrate => migrate(&config).await.map(|_| ()),
         Command::SetOwnerPassword => set_owner_password(&config).await,
-        Command::Link { phone } => super::link::link(&config, phone).await,
+        Command::Link { account, phone } => super::link::link(&config, &account, phone).await,
+        Command::Account(cmd) => super::account::execute(&config, cmd).await,
         Command::CreateConnection(args) => create(&config, args).await,
         Command::ListConnections => list(&config).await,
         Command::RevokeConnection { id } => revoke(&config, &id).await,
@@ -72,7 +73,7 @@ pub fn cancel_on_signals(shutdown: CancellationToken) {
 }
 
 /// A pool with the schema up to date (no waiting: a one-shot command fails fast).
-async fn migrate(config: &Config) -> anyhow::Result<Pool> {
+pub(super) async fn migrate(config: &Config) -> anyhow::Result<Pool> {
     let pool = db::pool(&config.database_url, CLI_POOL_SIZE)?;
     db::migrate(&pool).await?;
     Ok(pool)

@@ -66,6 +66,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0017_owner_login_sources",
         include_str!("migrations/0017_owner_login_sources.sql"),
     ),
+    (
+        "0018_account_registry",
+        include_str!("migrations/0018_account_registry.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

@@ -1,12 +1,115 @@
-//! The linked account on the owner's account page: the connector's state and pairing info,
-//! and the owner's actions (pause, resume, unlink, pair by QR or code) carried out by the
-//! connector. A refusal the connector explains (e.g. `demo` cannot pair) is shown to the owner.
+//! The owner's accounts: the registry (list, add, remove — [`crate::accounts`]) and, on the
+//! account page, the linked account's state and pairing info and the owner's actions (pause,
+//! resume, unlink, pair by QR or code) carried out by the connector. A refusal the connector
+//! explains (e.g. `demo` cannot pair) is shown to the owner.
 
+use deadpool_postgres::Pool;
+use wazap_shared::ErrorCode;
 use wazap_shared::ids::DEFAULT_ACCOUNT;
+use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::{
+    AccountList, AccountSummary, AddAccountRequest, RemoveAccountRequest, RemovedAccount,
+};
 use wazap_shared::wire::owner::{AccountActionRequest, AccountView};
 
+use crate::accounts::{self, NewAccount, RegistryError, Removal};
+use crate::config::ConnectorKind;
 use crate::connector::{AccountAction, ControlError, DynConnector};
 use crate::error::Error;
+
+/// Every account with its state now.
+pub async fn list(db: &Pool, connector: &DynConnector) -> Result<AccountList, Error> {
+    let client = db.get().await?;
+    let all = accounts::list(&client).await.map_err(refusal)?;
+    Ok(AccountList {
+        accounts: all.into_iter().map(|a| summary(connector, a)).collect(),
+    })
+}
+
+/// Add `req`'s account.
+pub async fn add(
+    db: &Pool,
+    connector: &DynConnector,
+    req: AddAccountRequest,
+) -> Result<AccountSummary, Error> {
+    let kind = req
+        .connector
+        .map(|c| {
+            ConnectorKind::parse(&c).ok_or_else(|| Error::invalid("connector", ConnectorKind::RULE))
+        })
+        .transpose()?;
+    let client = db.get().await?;
+    let added = accounts::add(
+        &client,
+        NewAccount {
+            account_id: req.account_id,
+            display_name: req.display_name,
+            connector: kind,
+        },
+    )
+    .await
+    .map_err(refusal)?;
+    tracing::info!(account.id = %added.account_id, "account added");
+    Ok(summary(connector, added))
+}
+
+/// Remove `req`'s account, keeping or deleting its archive.
+pub async fn remove(db: &Pool, req: RemoveAccountRequest) -> Result<RemovedAccount, Error> {
+    let how = if req.delete_archive {
+        Removal::DeleteArchive {
+            confirm: req.confirm,
+        }
+    } else if req.confirm.is_some() {
+        return Err(Error::invalid("confirm", "only with delete_archive"));
+    } else {
+        Removal::KeepArchive
+    };
+    let mut client = db.get().await?;
+    let gone = accounts::remove(&mut client, &req.account_id, how)
+        .await
+        .map_err(refusal)?;
+    Ok(RemovedAccount {
+        account_id: req.account_id,
+        deleted: req.delete_archive,
+        messages: gone.messages,
+        chats: gone.chats,
+        files: gone.files,
+        stories: gone.stories,
+    })
+}
+
+/// An account as the owner sees it. A worker connects the default account only until workers
+/// share the accounts (#27): any other is `unpaired` here.
+fn summary(connector: &DynConnector, a: accounts::Account) -> AccountSummary {
+    let state = if a.account_id == DEFAULT_ACCOUNT {
+        connector.state(&a.account_id)
+    } else {
+        SyncState::Unpaired
+    };
+    AccountSummary {
+        state,
+        connector: a.connector.map(|k| k.as_str().to_owned()),
+        phone: a.phone,
+        created_at: a.created_at,
+        removed_at: a.removed_at,
+        display_name: a.display_name,
+        account_id: a.account_id,
+    }
+}
+
+/// A registry refusal in DESIGN §7's words: a bad or clashing argument is
+/// `invalid_argument` (a deletion not confirmed says what would go), a missing account
+/// `account_not_found`.
+fn refusal(e: RegistryError) -> Error {
+    match e {
+        RegistryError::Invalid { field, rule } => Error::invalid(field, rule),
+        RegistryError::Exists => Error::invalid("account_id", &e.to_string()),
+        RegistryError::Default => Error::invalid("account_id", &e.to_string()),
+        RegistryError::Confirm { .. } => Error::invalid("confirm", &e.to_string()),
+        RegistryError::NotFound => Error::new(ErrorCode::AccountNotFound, "no such account"),
+        RegistryError::Db(e) => Error::internal("account registry", e),
+    }
+}
 
 /// The default account as of now.
 pub fn view(connector: &DynConnector) -> AccountView {

@@ -2,14 +2,14 @@
 //! archive's cache (`attachments.data`), or from the connector's download (then cached), and
 //! travel to the gateway through the JetStream object store, named by their SHA-256; the RPC
 //! reply carries only the reference. Files of `#private` messages, stories and chats outside
-//! the read scope are `not_found`. A named `account_id` is checked like every read's
-//! (malformed: `invalid_argument`, unknown: `account_not_found`), and a file of another account
-//! is `not_found`, as a chat of another account is `chat_not_found` to `read_messages`.
+//! the read scope are `not_found`. The account is the one the id names; an `account_id` is
+//! checked like every read's (malformed, or another than the id's: `invalid_argument`;
+//! unknown: `account_not_found`).
 
 use async_nats::jetstream;
 use sha2::{Digest as _, Sha256};
 use wazap_shared::ErrorCode;
-use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
+use wazap_shared::ids::{DEFAULT_ACCOUNT, is_attachment_id};
 use wazap_shared::wire::search::{
     AttachmentMeta, GetAttachmentRequest, GetAttachmentRpcResponse, MAX_ATTACHMENT_BYTES,
 };
@@ -28,7 +28,7 @@ pub async fn handle(
     viewer: &Viewer,
     req: GetAttachmentRequest,
 ) -> Result<GetAttachmentRpcResponse, Error> {
-    if !is_opaque(&req.attachment_id, ATTACHMENT_ID_PREFIX) {
+    if !is_attachment_id(&req.attachment_id) {
         return Err(Error::invalid("attachment_id", "expected an attachment_id"));
     }
     let max = match req.max_bytes {
@@ -36,21 +36,21 @@ pub async fn handle(
         Some(n) if (1..=MAX_ATTACHMENT_BYTES).contains(&n) => n,
         Some(_) => return Err(Error::invalid("max_bytes", "expected 1–8388608")),
     };
-    let account = req
-        .account_id
-        .as_deref()
-        .map(|a| super::args::account_name(Some(a)))
-        .transpose()?;
+    let account = super::args::account(
+        req.account_id.as_deref(),
+        &[("attachment_id", super::args::of(Some(&req.attachment_id)))],
+    )?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let lookup = async {
-        search::attachment(&db, viewer, account.as_deref(), &req.attachment_id, max)
+        search::attachment(&db, viewer, &account, &req.attachment_id, max)
             .await
             .context(CONTEXT)
     };
-    // A named account is looked up in the same flight as the file.
-    let found = match &account {
-        Some(a) => read::in_account(&db, a, CONTEXT, lookup).await?,
-        None => lookup.await?,
+    // Another account than the default one is looked up in the same flight as the file.
+    let found = if req.account_id.is_some() || account != DEFAULT_ACCOUNT {
+        read::in_account(&db, &account, CONTEXT, lookup).await?
+    } else {
+        lookup.await?
     }
     .ok_or_else(|| Error::new(ErrorCode::NotFound, "no such attachment"))?;
     if let Some(size) = found.cached.or(found.size) {

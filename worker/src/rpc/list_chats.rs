@@ -33,7 +33,10 @@ pub async fn handle(
         return Err(Error::invalid("query", "at most 256 characters"));
     }
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = args::account_name(req.account_id.as_deref())?;
+    let account = args::account(
+        req.account_id.as_deref(),
+        &[("before", args::of(req.before.as_deref()))],
+    )?;
     let q = ChatQuery {
         query: req.query,
         kind: req.kind,

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wazap_shared::subjects::op;
+use wazap_shared::wire::accounts::{AddAccountRequest, RemoveAccountRequest};
 use wazap_shared::wire::owner::{
     AccountActionRequest, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
     LoginRequest, OwnerAnswer, OwnerCall, ReadScopeRequest, RevokeRequest, RotateRequest,
@@ -143,6 +144,28 @@ pub(super) async fn dispatch(
         op::OWNER_RECENT_SENDS => {
             run::<SendsRequest, _>(state, payload, Read, async |call, _| {
                 sends::recent(db, call.body).await.map(OwnerAnswer::Done)
+            })
+            .await
+        }
+        op::OWNER_LIST_ACCOUNTS => {
+            run::<Empty, _>(state, payload, Read, async |_, _| {
+                account::list(db, &state.connector)
+                    .await
+                    .map(OwnerAnswer::Done)
+            })
+            .await
+        }
+        op::OWNER_ADD_ACCOUNT => {
+            run::<AddAccountRequest, _>(state, payload, Write, async |call, _| {
+                account::add(db, &state.connector, call.body)
+                    .await
+                    .map(OwnerAnswer::Done)
+            })
+            .await
+        }
+        op::OWNER_REMOVE_ACCOUNT => {
+            run::<RemoveAccountRequest, _>(state, payload, Write, async |call, _| {
+                account::remove(db, call.body).await.map(OwnerAnswer::Done)
             })
             .await
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use wazap_shared::ErrorCode;
-use wazap_shared::ids::{MESSAGE_ID_PREFIX, STATUS_CHAT, is_chat_id, is_opaque, phone_digits};
+use wazap_shared::ids::{DEFAULT_ACCOUNT, STATUS_CHAT, is_chat_id, is_message_id, phone_digits};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::read::{
     DEFAULT_LIMIT, MAX_LIMIT, MAX_PREVIEWS, OlderHistory, Preview, ReadMessagesRequest,
@@ -31,6 +31,8 @@ const MAX_HOURS: u32 = 24;
 /// A request's arguments, checked (before a pooled connection is taken).
 struct Args {
     limit: u32,
+    /// The account, not looked up yet: named, or the chat id's ([`args::account`]).
+    account: String,
     /// `None` for `"status"`.
     chat: Option<ChatRef>,
 }
@@ -54,17 +56,13 @@ pub async fn handle(
 ) -> Result<ReadMessagesResponse, Error> {
     let args = checked(&req)?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let requested = match &req.account_id {
-        Some(a) => {
-            let account = args::account_name(Some(a))?;
-            read::in_account(&db, &account, CONTEXT, async { Ok(()) }).await?;
-            Some(account)
-        }
-        None => None,
-    };
+    // The default account always exists; another one is looked up (`account_not_found`).
+    if req.account_id.is_some() || args.account != DEFAULT_ACCOUNT {
+        read::in_account(&db, &args.account, CONTEXT, async { Ok(()) }).await?;
+    }
     let page = match &args.chat {
-        None => read_status(&db, viewer, requested, &args, &req).await?,
-        Some(chat_ref) => read_chat(state, db, viewer, requested, chat_ref, &args, &req).await?,
+        None => read_status(&db, viewer, &args, &req).await?,
+        Some(chat_ref) => read_chat(state, db, viewer, chat_ref, &args, &req).await?,
     };
     Ok(respond(state, page, &req))
 }
@@ -92,7 +90,7 @@ fn checked(req: &ReadMessagesRequest) -> Result<Args, Error> {
         _ => {}
     }
     if let Some(b) = &req.before
-        && (status || !is_opaque(b, MESSAGE_ID_PREFIX))
+        && (status || !is_message_id(b))
     {
         return Err(Error::invalid(
             "before",
@@ -111,18 +109,29 @@ fn checked(req: &ReadMessagesRequest) -> Result<Args, Error> {
             "expected a chat_id, a phone number or \"status\"",
         ));
     };
-    Ok(Args { limit, chat })
+    let chat_id = matches!(chat, Some(ChatRef::Opaque(_))).then_some(req.chat_id.as_str());
+    let account = args::account(
+        req.account_id.as_deref(),
+        &[
+            ("chat_id", args::of(chat_id)),
+            ("before", args::of(req.before.as_deref())),
+        ],
+    )?;
+    Ok(Args {
+        limit,
+        account,
+        chat,
+    })
 }
 
 /// Status stories posted in the last `hours`, newest first.
 async fn read_status(
     db: &deadpool_postgres::Client,
     viewer: &Viewer,
-    requested: Option<String>,
     args: &Args,
     req: &ReadMessagesRequest,
 ) -> Result<Page, Error> {
-    let account = requested.unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned());
+    let account = args.account.clone();
     let since =
         chrono::Utc::now() - chrono::Duration::hours(i64::from(req.hours.unwrap_or(MAX_HOURS)));
     let types = req.types.as_deref();
@@ -152,7 +161,6 @@ async fn read_chat(
     state: &AppState,
     db: deadpool_postgres::Client,
     viewer: &Viewer,
-    requested: Option<String>,
     chat_ref: &ChatRef,
     args: &Args,
     req: &ReadMessagesRequest,
@@ -160,22 +168,18 @@ async fn read_chat(
     let (types, limit) = (req.types.as_deref(), args.limit);
     let want_previews = req.include_previews.unwrap_or(false);
     // The common read, the latest page of a chat named by its own id, goes out in one flight
-    // with the chat lookup, guessing that the id names that very chat in the account asked for
-    // (else the default one). Nothing read on the guess is used unless the lookup confirms it
-    // and the viewer may read the chat; a wrong guess reads again below.
+    // with the chat lookup, guessing that the id names that very chat (not one merged into
+    // another). Nothing read on the guess is used unless the lookup confirms it and the viewer
+    // may read the chat; a wrong guess reads again below.
+    let account = &args.account;
     let guess = match (chat_ref, &req.before) {
-        (ChatRef::Opaque(id), None) => Some((
-            requested
-                .clone()
-                .unwrap_or_else(|| wazap_shared::ids::DEFAULT_ACCOUNT.to_owned()),
-            id.clone(),
-        )),
+        (ChatRef::Opaque(id), None) => Some((account.clone(), id.clone())),
         _ => None,
     };
     let (chat, guessed) = match &guess {
         Some((acc, id)) => {
             let (chat, page, unconfirmed) = tokio::join!(
-                read::find_chat(&db, requested.as_deref(), chat_ref),
+                read::find_chat(&db, account, chat_ref),
                 messages::page(&db, viewer, acc, id, None, types, limit),
                 crate::send::outbox::unconfirmed(&db, &viewer.connection_id, acc, id),
             );
@@ -183,10 +187,7 @@ async fn read_chat(
                 matches!(&chat, Ok(Some(c)) if c.account_id == *acc && c.chat_id == *id);
             (chat, confirmed.then_some((page, unconfirmed)))
         }
-        None => (
-            read::find_chat(&db, requested.as_deref(), chat_ref).await,
-            None,
-        ),
+        None => (read::find_chat(&db, account, chat_ref).await, None),
     };
     let chat = chat
         .context(CONTEXT)?

@@ -6,7 +6,7 @@
 
 use deadpool_postgres::GenericClient;
 use wazap_shared::ErrorCode;
-use wazap_shared::ids::{is_chat_id, phone_digits};
+use wazap_shared::ids::{DEFAULT_ACCOUNT, is_chat_id, phone_digits};
 
 use super::args;
 use crate::archive::read::{self, ChatRef};
@@ -43,17 +43,22 @@ impl Scope {
 /// What a read asks to cover (`account_id?`, `chat_id?`), checked for form only, so that a
 /// malformed one is refused before a pooled connection is taken.
 pub(crate) struct RequestedScope {
-    account: Option<String>,
+    /// The account: named, or the one the arguments' ids (or cursor) name, or the default one.
+    account: String,
+    /// Named or not the default one: looked up (`account_not_found`).
+    look_up: bool,
     chat: Option<ChatRef>,
 }
 
 impl RequestedScope {
-    /// `invalid_argument` for a malformed account id, or a chat that is neither a chat id nor a
-    /// phone number.
-    pub(crate) fn new(account_id: Option<&str>, chat_id: Option<&str>) -> Result<Self, Error> {
-        let account = account_id
-            .map(|a| args::account_name(Some(a)))
-            .transpose()?;
+    /// `invalid_argument` for a malformed account id, a chat that is neither a chat id nor a
+    /// phone number, or arguments that name different accounts ([`args::account`]; `also`
+    /// are the read's other arguments that name one, after `chat_id`).
+    pub(crate) fn new(
+        account_id: Option<&str>,
+        chat_id: Option<&str>,
+        also: &[(&'static str, Option<&str>)],
+    ) -> Result<Self, Error> {
         let chat = chat_id
             .map(|c| {
                 if is_chat_id(c) {
@@ -68,13 +73,20 @@ impl RequestedScope {
                 }
             })
             .transpose()?;
-        Ok(Self { account, chat })
+        let mut named = vec![("chat_id", args::of(chat_id))];
+        named.extend_from_slice(also);
+        let account = args::account(account_id, &named)?;
+        Ok(Self {
+            look_up: account_id.is_some() || account != DEFAULT_ACCOUNT,
+            account,
+            chat,
+        })
     }
 
-    /// The scope: without a chat, the account named (or the default one), looked up later with
-    /// the read's query ([`Scope::run`]); with one, that chat if the viewer may read it, looked
-    /// up now in one flight with the named account's check (`account_not_found` first, else
-    /// `chat_not_found`).
+    /// The scope: without a chat, the account, looked up later with the read's query
+    /// ([`Scope::run`]); with one, that chat if the viewer may read it, looked up now (in one
+    /// flight with the account's check when it is named or not the default one:
+    /// `account_not_found` first, else `chat_not_found`).
     pub(crate) async fn scope(
         self,
         db: &impl GenericClient,
@@ -83,19 +95,20 @@ impl RequestedScope {
     ) -> Result<Scope, Error> {
         let Some(chat_ref) = self.chat else {
             return Ok(Scope {
-                account: args::account_name(self.account.as_deref())?,
+                account: self.account,
                 chat: None,
                 unchecked: true,
             });
         };
         let find = async {
-            read::find_chat(db, self.account.as_deref(), &chat_ref)
+            read::find_chat(db, &self.account, &chat_ref)
                 .await
                 .context(context)
         };
-        let found = match &self.account {
-            Some(account) => read::in_account(db, account, context, find).await?,
-            None => find.await?,
+        let found = if self.look_up {
+            read::in_account(db, &self.account, context, find).await?
+        } else {
+            find.await?
         };
         let chat = found
             .filter(|c| viewer.can_read_chat(&c.chat_id))

@@ -2,7 +2,7 @@
 //! media type and dates, newest first; never story files or those of `#private` messages.
 
 use chrono::{DateTime, Utc};
-use wazap_shared::ids::{ATTACHMENT_ID_PREFIX, is_opaque};
+use wazap_shared::ids::is_attachment_id;
 use wazap_shared::wire::MessageType;
 use wazap_shared::wire::search::{
     DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchAttachmentsRequest,
@@ -61,11 +61,15 @@ pub async fn handle(
     }
     check_window(req.since, req.until)?;
     if let Some(b) = &req.before
-        && !is_opaque(b, ATTACHMENT_ID_PREFIX)
+        && !is_attachment_id(b)
     {
         return Err(Error::invalid("before", "expected an attachment_id"));
     }
-    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    let asked = RequestedScope::new(
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        &[("before", super::args::of(req.before.as_deref()))],
+    )?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;

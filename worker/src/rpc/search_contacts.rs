@@ -24,7 +24,7 @@ pub async fn handle(
     let text = args::query(&req.query, "part of a name or phone digits")?;
     let digits = phone_fragment(text);
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = args::account_name(req.account_id.as_deref())?;
+    let account = args::account(req.account_id.as_deref(), &[])?;
     let search = async {
         read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
             .await

@@ -21,7 +21,7 @@ pub async fn handle(
     let limit = args::limit(req.limit, DEFAULT_SEARCH_LIMIT, MAX_LIMIT)?;
     let text = args::query(&req.query, "part of a group's name")?;
     let db = read::connection(&state.db, CONTEXT).await?;
-    let account = args::account_name(req.account_id.as_deref())?;
+    let account = args::account(req.account_id.as_deref(), &[])?;
     let search = async {
         read::chats::search_groups(&db, viewer, &account, text, limit)
             .await

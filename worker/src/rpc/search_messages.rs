@@ -1,7 +1,7 @@
 //! `search_messages` (DESIGN §5): full-text search over the messages the caller may read,
 //! newest first, with `before` paging; `#private` messages never match.
 
-use wazap_shared::ids::{MESSAGE_ID_PREFIX, is_opaque};
+use wazap_shared::ids::is_message_id;
 use wazap_shared::wire::search::{
     DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SearchMessagesRequest,
     SearchMessagesResponse,
@@ -38,11 +38,15 @@ pub async fn handle(
     }
     check_window(req.since, req.until)?;
     if let Some(b) = &req.before
-        && !is_opaque(b, MESSAGE_ID_PREFIX)
+        && !is_message_id(b)
     {
         return Err(Error::invalid("before", "expected a message_id"));
     }
-    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    let asked = RequestedScope::new(
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        &[("before", super::args::of(req.before.as_deref()))],
+    )?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let (account, chat) = (&scope.account, &scope.chat);

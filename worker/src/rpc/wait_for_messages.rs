@@ -2,8 +2,8 @@
 //! after the cursor, or none and a cursor at the highest committed position. The worker never
 //! holds a poll: the gateway waits for `<prefix>.events.archive` between polls.
 //!
-//! The cursor carries the archive's identity; one from another archive restarts from now with
-//! `cursor_reset`. The scan is bounded above by the committed position read before the query,
+//! The cursor carries the archive's identity and the account it follows; one from another
+//! archive restarts from now with `cursor_reset`. The scan is bounded above by the committed position read before the query,
 //! so every position up to it is visible (commit order) and a cursor never skips one.
 
 use wazap_shared::wire::wait::{
@@ -29,18 +29,18 @@ pub async fn handle(
     let archive_id = state.archive.meta().archive_id.simple().to_string();
     // Read the committed position first: everything at or below it is visible.
     let committed = *state.archive.committed().borrow();
-    let (start, cursor_reset) = match req.cursor.as_deref() {
+    let cursor = req.cursor.as_deref().map(Cursor::parse).transpose()?;
+    let (start, cursor_reset) = match &cursor {
         None => (None, false),
-        Some(c) => {
-            let c = Cursor::parse(c)?;
-            if c.archive_id == archive_id {
-                (Some(c.position), false)
-            } else {
-                (None, true)
-            }
-        }
+        Some(c) if c.archive_id == archive_id => (Some(c.position), false),
+        Some(_) => (None, true),
     };
-    let asked = RequestedScope::new(req.account_id.as_deref(), req.chat_id.as_deref())?;
+    // The cursor follows one account: the call's, whatever else names it.
+    let asked = RequestedScope::new(
+        req.account_id.as_deref(),
+        req.chat_id.as_deref(),
+        &[("cursor", cursor.as_ref().map(|c| c.account.as_str()))],
+    )?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;
@@ -50,6 +50,7 @@ pub async fn handle(
         cursor: Cursor {
             archive_id: archive_id.clone(),
             position,
+            account: account.clone(),
         }
         .encode(),
         position,

@@ -73,12 +73,13 @@ impl RememberedSend {
         let r = plan.reservation();
         let outbox = Some(text);
         let mut params: Vec<&(dyn ToSql + Sync)> = r.params(&outbox).to_vec();
+        let account = super::gates::account_of(&req.chat_id);
         params.extend([
             &self.revision as &(dyn ToSql + Sync),
             &self.loopback,
             &self.accepted.row,
             &req.chat_id,
-            &wazap_shared::ids::DEFAULT_ACCOUNT,
+            &account,
         ]);
         let result = async {
             let stmt = db.prepare_cached(&GUARDED_RESERVE).await?;

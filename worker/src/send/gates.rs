@@ -36,9 +36,9 @@ pub struct LookedUpChat {
     key: IdKey,
 }
 
-/// The chat behind chat id `chat` with the default account `account` (each a `$n` parameter):
-/// its account, current chat id and JID. The default account's chat or merged id first;
-/// another account's only when that finds nothing (the appended scans stop at the first row).
+/// The chat behind chat id `chat` of account `account` (the one the id names,
+/// [`account_of`]; each a `$n` parameter): its account, current chat id and JID — the chat
+/// itself, or the chat a merged id now lives in.
 fn chat_behind(chat: &str, account: &str) -> String {
     format!(
         "select account_id, chat_id, jid from chats
@@ -47,14 +47,14 @@ fn chat_behind(chat: &str, account: &str) -> String {
          select c.account_id, c.chat_id, c.jid from chat_merges g
            join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
           where g.account_id = {account} and g.from_chat_id = {chat}
-         union all
-         select account_id, chat_id, jid from chats where chat_id = {chat}
-         union all
-         select c.account_id, c.chat_id, c.jid from chat_merges g
-           join chats c on c.account_id = g.account_id and c.chat_id = g.into_chat_id
-          where g.from_chat_id = {chat}
          limit 1"
     )
+}
+
+/// The account chat id `chat_id` names (the default one for any id without a suffix; a
+/// malformed id finds nothing anyway).
+pub(crate) fn account_of(chat_id: &str) -> &str {
+    wazap_shared::ids::account_of(chat_id).unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT)
 }
 
 /// [`lookup`]'s query.
@@ -65,8 +65,8 @@ static LOOKUP: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// A query whose `ok` column fails (division by zero) unless the chat behind `chat` (with the
-/// default account `account`) is still account `want_account`'s chat `want_chat` at JID
+/// A query whose `ok` column fails (division by zero) unless the chat behind `chat` (of
+/// account `account`) is still account `want_account`'s chat `want_chat` at JID
 /// `want_jid` (each a `$n` parameter), as [`lookup`] found it before: for a statement that
 /// must not commit a send to a chat that has moved (merged, readdressed) since.
 pub(crate) fn chat_guard(
@@ -115,8 +115,8 @@ impl Targets {
     }
 }
 
-/// The chat behind `chat_id`, in one query: the chat (of any account, or the chat a merged id
-/// now lives in), its JID and the id key. It needs no viewer, so the send path runs it on the
+/// The chat behind `chat_id`, in one query: the chat (of the account the id names, or the chat
+/// a merged id now lives in), its JID and the id key. It needs no viewer, so the send path runs it on the
 /// same connection and at the same time as the grant check; [`allow`] then decides.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "send.target"))]
 pub async fn lookup(
@@ -125,7 +125,7 @@ pub async fn lookup(
 ) -> anyhow::Result<Option<LookedUpChat>> {
     let stmt = db.prepare_cached(&LOOKUP).await?;
     let Some(row) = db
-        .query_opt(&stmt, &[&chat_id, &wazap_shared::ids::DEFAULT_ACCOUNT])
+        .query_opt(&stmt, &[&chat_id, &account_of(chat_id)])
         .await?
     else {
         return Ok(None);

@@ -444,6 +444,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
                 Cursor {
                     archive_id: h.state.archive.meta().archive_id.simple().to_string(),
                     position: 0,
+                    account: "default".into(),
                 }
                 .encode(),
             ),
@@ -455,7 +456,8 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
     assert_eq!(poll.messages.len(), 1);
     assert_eq!(poll.account_id, "default");
 
-    // A named chat with a named account: the account is checked with the chat's lookup.
+    // A named chat with a named account: the account is checked with the chat's lookup; a
+    // chat id of another account than the one named is refused for that, naming the chat.
     let ana = contact(&h, &phone(ANA), None, "Ana").await;
     let in_chat = |account: Option<String>, chat: &str| SearchMessagesRequest {
         query: "hello".into(),
@@ -463,10 +465,15 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
         chat_id: Some(chat.to_owned()),
         ..Default::default()
     };
-    let e = search_messages::handle(&h.state, &v, in_chat(other(), &ana))
+    let e = search_messages::handle(&h.state, &v, in_chat(other(), &format!("+{ANA}")))
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::AccountNotFound);
+    let e = search_messages::handle(&h.state, &v, in_chat(other(), &ana))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(e.message().starts_with("chat_id"), "{}", e.message());
     // A malformed chat is refused for its form, before any lookup.
     let e = search_messages::handle(&h.state, &v, in_chat(other(), "not a chat"))
         .await

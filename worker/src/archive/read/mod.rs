@@ -128,20 +128,19 @@ pub(crate) struct FoundChat {
     pub(crate) chat_id: String,
 }
 
-/// Find a chat, in `account` when given (else, for an opaque id, in the default account, then
-/// in any; for a phone number, in the default account). A chat id merged into another finds
-/// the other. `None` when there is no such chat.
+/// Find a chat of `account` (for an opaque id, the account it names: see
+/// [`crate::rpc`]'s argument checks). A chat id merged into another finds the other. `None`
+/// when there is no such chat.
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "read.find_chat"))]
 pub(crate) async fn find_chat(
     db: &impl GenericClient,
-    account: Option<&str>,
+    account: &str,
     chat: &ChatRef,
 ) -> anyhow::Result<Option<FoundChat>> {
     let row = |r: tokio_postgres::Row| FoundChat {
         account_id: r.get(0),
         chat_id: r.get(1),
     };
-    let acc = account.unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT);
     match chat {
         ChatRef::Opaque(id) => {
             let stmt = db
@@ -154,24 +153,7 @@ pub(crate) async fn find_chat(
                      limit 1",
                 )
                 .await?;
-            if let Some(r) = db.query_opt(&stmt, &[id, &acc]).await? {
-                return Ok(Some(row(r)));
-            }
-            if account.is_some() {
-                return Ok(None);
-            }
-            // Another account's chat (rare: a scan of the small chats table).
-            let stmt = db
-                .prepare_cached(
-                    "select account_id, chat_id from chats where chat_id = $1
-                     union all
-                     select c.account_id, c.chat_id from chat_merges m
-                       join chats c on c.account_id = m.account_id and c.chat_id = m.into_chat_id
-                      where m.from_chat_id = $1
-                     limit 1",
-                )
-                .await?;
-            Ok(db.query_opt(&stmt, &[id]).await?.map(row))
+            Ok(db.query_opt(&stmt, &[id, &account]).await?.map(row))
         }
         ChatRef::Phone(digits) => {
             let stmt = db
@@ -180,7 +162,7 @@ pub(crate) async fn find_chat(
                 )
                 .await?;
             Ok(db
-                .query_opt(&stmt, &[&acc, &phone_jid(digits)])
+                .query_opt(&stmt, &[&account, &phone_jid(digits)])
                 .await?
                 .map(row))
         }

@@ -401,7 +401,7 @@ pub(crate) struct StoredAttachment {
     pub(crate) bytes: Option<Vec<u8>>,
 }
 
-/// The attachment `attachment_id` in `account` (`None`: in any account), when the viewer may
+/// The attachment `attachment_id` in `account` (the one its id names), when the viewer may
 /// read its message and that message is neither private nor deleted, and the file is not a
 /// story's; with its cached bytes when they are at most `max` bytes long — one round trip for a
 /// cached file. The scope is applied in the query (so no bytes are read for a file the viewer
@@ -409,17 +409,14 @@ pub(crate) struct StoredAttachment {
 pub(crate) async fn attachment(
     db: &impl GenericClient,
     viewer: &Viewer,
-    account: Option<&str>,
+    account: &str,
     attachment_id: &str,
     max: u64,
 ) -> anyhow::Result<Option<StoredAttachment>> {
     let mut p = Params::default();
     let id = p.push(attachment_id.to_owned());
     let max = p.push(i64::try_from(max).unwrap_or(i64::MAX));
-    let accounts = match account {
-        Some(a) => p.push(a.to_owned()),
-        None => "any(select account_id from accounts)".to_owned(),
-    };
+    let account = p.push(account.to_owned());
     let cond = push_filters(&Filters::default(), viewer, "m.ts", "m.chat_id", &mut p);
     let sql = format!(
         "select a.account_id, a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type,
@@ -427,7 +424,7 @@ pub(crate) async fn attachment(
                 case when octet_length(a.data) <= {max}::int8 then a.data end
            from attachments a
            join messages m on m.account_id = a.account_id and m.message_id = a.message_id
-          where a.account_id = {accounts}
+          where a.account_id = {account}
             and a.attachment_id = {id} and not a.story and not m.private
             and m.kind <> 'deleted' and {cond}"
     );

@@ -352,7 +352,7 @@ pub(crate) async fn set_own(
     };
     let (jid, lid) = (parse(jid)?, parse(lid)?);
     tx.execute(
-        "insert into accounts (account_id, own_jid, own_lid) values ($1, $2, $3)
+        "insert into accounts (account_id, display_name, own_jid, own_lid) values ($1, $1, $2, $3)
          on conflict (account_id) do update set
              own_jid = coalesce(excluded.own_jid, accounts.own_jid),
              own_lid = coalesce(excluded.own_lid, accounts.own_lid)",

@@ -273,7 +273,8 @@ impl Writer {
             return Ok(a.clone());
         }
         tx.execute(
-            "insert into accounts (account_id) values ($1) on conflict do nothing",
+            "insert into accounts (account_id, display_name) values ($1, $1)
+             on conflict do nothing",
             &[&account],
         )
         .await?;

@@ -59,7 +59,7 @@ pub struct WhatsappConnector {
 }
 
 impl WhatsappConnector {
-    /// Take the device store in `data_dir` (failing when another process holds it) and start
+    /// Take `account`'s device store in `data_dir` (failing when another process holds it) and start
     /// the session in the background: this returns at once, whatever the network does, and the
     /// state says `offline` or `unpaired` until WhatsApp answers. Receipts of sent messages go
     /// to `receipts`. The session and the event drain run under `supervisor` (a panic in either
@@ -74,7 +74,7 @@ impl WhatsappConnector {
         supervisor: &Supervisor,
     ) -> anyhow::Result<Arc<Self>> {
         network.admit().map_err(anyhow::Error::msg)?;
-        let paths = StorePaths::new(data_dir);
+        let paths = StorePaths::for_account(data_dir, account);
         let lock = paths.lock_within(LOCK_WAIT).await?;
         let (shared, work) =
             Shared::new(archive, pool.clone(), account.to_owned(), network, receipts);

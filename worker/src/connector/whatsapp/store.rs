@@ -17,7 +17,7 @@ const STORE_FILE: &str = "whatsapp.sqlite";
 /// The lock file's name inside the data directory.
 const LOCK_FILE: &str = "whatsapp.lock";
 
-/// Where the device store of one worker lives.
+/// Where the device store of one account lives.
 #[derive(Debug, Clone)]
 pub struct StorePaths {
     dir: PathBuf,
@@ -28,6 +28,16 @@ impl StorePaths {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: data_dir.into(),
+        }
+    }
+
+    /// The store of `account` inside `data_dir`: the default account's is `data_dir` itself
+    /// (where it was before there were several accounts), another's `data_dir/accounts/<id>`.
+    pub fn for_account(data_dir: &Path, account: &str) -> Self {
+        if account == wazap_shared::ids::DEFAULT_ACCOUNT {
+            Self::new(data_dir)
+        } else {
+            Self::new(data_dir.join("accounts").join(account))
         }
     }
 
