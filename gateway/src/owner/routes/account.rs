@@ -10,8 +10,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::HeaderMap;
 use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::{
+    AccountList, AccountSummary, AddAccountRequest, RemoveAccountRequest, RemovedAccount,
+};
 use wazap_shared::wire::owner::{
-    AccountActionRequest, AccountView, Empty, OwnerAccount, OwnerAccountAction,
+    AccountActionRequest, AccountView, Empty, OwnerAccount, OwnerAccountAction, OwnerAddAccount,
+    OwnerListAccounts, OwnerRemoveAccount,
 };
 
 use super::{OwnerError, json, page_session};
@@ -39,6 +43,46 @@ pub(super) async fn act(
     Ok(Json(
         state
             .call::<OwnerAccountAction, _, _>(&headers, req)
+            .await?,
+    ))
+}
+
+/// `GET /api/accounts` → `{"accounts": [{"account_id", "display_name", "connector"?, "state",
+/// "phone"?, "created_at", "removed_at"?}]}`, `default` first.
+pub(super) async fn list(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+) -> Result<Json<AccountList>, OwnerError> {
+    Ok(Json(
+        state
+            .call::<OwnerListAccounts, _, _>(&headers, Empty {})
+            .await?,
+    ))
+}
+
+/// `POST /api/accounts` `{"account_id", "display_name"?, "connector"?}` → the account added.
+pub(super) async fn add(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<AccountSummary>, OwnerError> {
+    let req: AddAccountRequest = json(&body)?;
+    Ok(Json(
+        state.call::<OwnerAddAccount, _, _>(&headers, req).await?,
+    ))
+}
+
+/// `POST /api/accounts/remove` `{"account_id", "delete_archive"?, "confirm"?}` → what was
+/// kept or deleted; deleting without `confirm` equal to the id is a 400 saying what would go.
+pub(super) async fn remove(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<RemovedAccount>, OwnerError> {
+    let req: RemoveAccountRequest = json(&body)?;
+    Ok(Json(
+        state
+            .call::<OwnerRemoveAccount, _, _>(&headers, req)
             .await?,
     ))
 }

@@ -56,3 +56,84 @@ async fn account_controls_drive_the_sim_connector() -> anyhow::Result<()> {
     assert_eq!(bad.status, 400);
     Ok(())
 }
+
+/// The account registry over the owner API (#27 item 1): list (`default` first, named by the
+/// migration), add (a clashing or malformed id refused), remove keeping the archive, and
+/// deleting it only once the id is typed again — the refusal says what would go.
+#[tokio::test]
+async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+    let listed = owner.get(&gw, "/api/accounts").await?;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(listed.json["accounts"][0]["account_id"], "default");
+    assert_eq!(listed.json["accounts"][0]["display_name"], "Default");
+    assert_eq!(listed.json["accounts"][0]["state"], "live");
+
+    let added = owner
+        .post(
+            &gw,
+            "/api/accounts",
+            json!({"account_id": "work", "display_name": "Work phone", "connector": "sim"}),
+        )
+        .await?;
+    assert_eq!(added.status, 200, "{}", added.text);
+    assert_eq!(added.json["account_id"], "work");
+    assert_eq!(added.json["connector"], "sim");
+    assert_eq!(added.json["state"], "unpaired", "no worker connects it yet");
+    for (body, field) in [
+        (json!({"account_id": "work"}), "account_id"),
+        (json!({"account_id": "Work Phone"}), "account_id"),
+        (json!({"account_id": "x", "connector": "telegram"}), "connector"),
+        (json!({"account_id": "x", "display_name": ""}), "display_name"),
+    ] {
+        let r = owner.post(&gw, "/api/accounts", body.clone()).await?;
+        assert_eq!(r.status, 400, "{body}: {}", r.text);
+        assert!(r.text.contains(field), "{body}: {}", r.text);
+    }
+    // A write without the session's CSRF token changes nothing.
+    let forged = super::send(
+        &gw,
+        reqwest::Method::POST,
+        "/api/accounts",
+        &[
+            ("cookie", owner.cookie.as_str()),
+            ("origin", owner.origin.as_str()),
+            ("content-type", "application/json"),
+        ],
+        Some(&json!({"account_id": "forged"})),
+    )
+    .await?;
+    assert_eq!(forged.status, 403, "{}", forged.text);
+    let ids: Vec<String> = owner.get(&gw, "/api/accounts").await?.json["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["account_id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(ids, ["default", "work"]);
+
+    let remove = |body| owner.post(&gw, "/api/accounts/remove", body);
+    assert_eq!(remove(json!({"account_id": "default"})).await?.status, 400);
+    assert_eq!(remove(json!({"account_id": "ghost"})).await?.status, 404);
+    let unconfirmed = remove(json!({"account_id": "work", "delete_archive": true})).await?;
+    assert_eq!(unconfirmed.status, 400);
+    assert!(
+        unconfirmed.text.contains("0 messages, 0 chats"),
+        "{}",
+        unconfirmed.text
+    );
+    let kept = remove(json!({"account_id": "work"})).await?;
+    assert_eq!(kept.status, 200, "{}", kept.text);
+    assert_eq!(kept.json["deleted"], false);
+    let listed = owner.get(&gw, "/api/accounts").await?;
+    assert!(listed.json["accounts"][1]["removed_at"].is_string());
+    let deleted = remove(json!({"account_id": "work", "delete_archive": true, "confirm": "work"}))
+        .await?;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    assert_eq!(deleted.json["deleted"], true);
+    let listed = owner.get(&gw, "/api/accounts").await?;
+    assert_eq!(listed.json["accounts"].as_array().map(Vec::len), Some(1));
+    Ok(())
+}

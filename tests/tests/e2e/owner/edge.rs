@@ -249,6 +249,7 @@ async fn pages_render_and_gets_change_nothing() -> anyhow::Result<()> {
         "/api/chats?q=ali",
         "/api/policy",
         "/api/account",
+        "/api/accounts",
         "/api/sends",
         "/static/app.js",
         "/static/app.css",
@@ -266,6 +267,7 @@ async fn pages_render_and_gets_change_nothing() -> anyhow::Result<()> {
         "/api/login",
         "/api/connections/revoke",
         "/api/connections/send-permission",
+        "/api/accounts/remove",
     ] {
         let a = owner.get(&gw, path).await?;
         assert_eq!(a.status, 405, "{path}");
