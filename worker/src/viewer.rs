@@ -1,8 +1,10 @@
 //! The authorised caller of one request: which connection, what it may read and where it may
 //! send. Built by `grants::authorize` on every request; every read path filters through it.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
-use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
+use wazap_shared::wire::grants::{AccountSelection, ReadScope, SendMode, SendPermission};
 
 /// The connection behind a request, with its current scope, permission and the archive policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +20,29 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    /// True when the chat is readable: inside the scope's chat selection and not excluded.
+    /// This viewer inside one account it reads: its scope narrowed to that account's rule, which
+    /// is what every read's SQL applies (a read covers one account); `None` when the scope does
+    /// not read `account` — the caller answers `account_not_found`, as for one that does not
+    /// exist. Borrowed when the scope is that account's already.
+    pub fn in_account(&self, account: &str) -> Option<Cow<'_, Viewer>> {
+        let only_this = matches!(
+            &self.scope.accounts,
+            AccountSelection::Only { accounts } if accounts.len() == 1 && accounts[0] == account
+        );
+        if only_this && self.scope.per_account.is_empty() {
+            return Some(Cow::Borrowed(self));
+        }
+        let scope = self.scope.in_account(account)?;
+        Some(Cow::Owned(Viewer {
+            scope,
+            ..self.clone()
+        }))
+    }
+
+    /// True when the chat is readable: of an account the scope reads, inside that account's
+    /// chat selection, and not excluded.
     pub fn can_read_chat(&self, chat_id: &str) -> bool {
-        self.scope.chats.allows(chat_id) && !self.excluded_chats.iter().any(|c| c == chat_id)
+        self.scope.allows_chat(chat_id) && !self.excluded_chats.iter().any(|c| c == chat_id)
     }
 
     /// True when a message of `chat_id` at `ts` is readable.
@@ -52,6 +74,7 @@ mod tests {
                 chats: scope,
                 since: None,
                 until: None,
+                ..ReadScope::all()
             },
             send: SendPermission {
                 mode,

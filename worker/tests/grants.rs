@@ -129,6 +129,7 @@ async fn authorize_accepts_a_current_grant_and_loads_scope_and_policy() {
         },
         since: Some("2026-01-01T00:00:00Z".parse().unwrap()),
         until: None,
+        ..ReadScope::all()
     };
     let (conn, _) = grants::create_connection(&pool, new_conn(ConnectionKind::Remote, scope))
         .await
@@ -287,6 +288,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
                 chats: ChatSelection::Selected { chats },
                 since: None,
                 until: None,
+                ..ReadScope::all()
             },
         );
         let msg = invalid(n).await;
@@ -299,6 +301,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
             chats: ChatSelection::All,
             since: Some("2026-02-01T00:00:00Z".parse().unwrap()),
             until: Some("2026-01-01T00:00:00Z".parse().unwrap()),
+            ..ReadScope::all()
         },
     );
     assert!(invalid(n).await.starts_with("read_scope.until:"));
@@ -315,6 +318,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
             },
             since: None,
             until: None,
+            ..ReadScope::all()
         },
     );
     n.name = " second ".into();

@@ -10,7 +10,9 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use wazap_shared::error::{ErrorCode, RpcError};
 use wazap_shared::grant::ConnectionKind;
-use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
+use wazap_shared::wire::grants::{
+    AccountRule, AccountSelection, ChatSelection, ReadScope, SendMode, SendPermission,
+};
 use wazap_shared::wire::message::{
     AttachmentInfo, ChatKind, Message, MessageType, ReactionCount, Sender, SyncState,
 };
@@ -135,10 +137,31 @@ pub(crate) fn chat_selection() -> impl Strategy<Value = ChatSelection> + Clone {
 }
 
 pub(crate) fn read_scope() -> impl Strategy<Value = ReadScope> + Clone {
-    (chat_selection(), of(instant()), of(instant())).prop_map(|(chats, since, until)| ReadScope {
-        chats,
-        since,
-        until,
+    let rule = (chat_selection(), of(instant()), of(instant()));
+    let accounts = prop_oneof![
+        Just(AccountSelection::default()),
+        Just(AccountSelection::All),
+        few("[a-z0-9][a-z0-9-]{0,8}").prop_map(|accounts| AccountSelection::Only { accounts }),
+    ];
+    let per_account = proptest::collection::btree_map(
+        "[a-z0-9][a-z0-9-]{0,8}",
+        (chat_selection(), of(instant()), of(instant())).prop_map(|(chats, since, until)| {
+            AccountRule {
+                chats,
+                since,
+                until,
+            }
+        }),
+        0..3,
+    );
+    (rule, accounts, per_account).prop_map(|((chats, since, until), accounts, per_account)| {
+        ReadScope {
+            chats,
+            since,
+            until,
+            accounts,
+            per_account,
+        }
     })
 }
 

@@ -53,6 +53,7 @@ async fn out_of_scope_and_missing_chats_answer_the_same() -> anyhow::Result<()> 
         },
         since: None,
         until: None,
+        ..ReadScope::all()
     };
     let mcp = gw.mcp(&stack.token(scope).await?).await?;
 
@@ -97,6 +98,7 @@ async fn out_of_scope_and_missing_chats_answer_the_same() -> anyhow::Result<()> 
         },
         since: None,
         until: None,
+        ..ReadScope::all()
     };
     let mcp2 = gw.mcp(&stack.token(except).await?).await?;
     let r = mcp2.call("read_messages", json!({"chat_id": a})).await?;
@@ -122,6 +124,7 @@ async fn since_and_until_bound_retrieval() -> anyhow::Result<()> {
         chats: ChatSelection::All,
         since: Some(minutes_ago(250)),
         until: Some(minutes_ago(150)),
+        ..ReadScope::all()
     };
     let mcp = gw.mcp(&stack.token(scope).await?).await?;
     let r = mcp
@@ -287,6 +290,7 @@ async fn a_scope_or_policy_change_shapes_the_very_next_read() -> anyhow::Result<
         },
         since: None,
         until: None,
+        ..ReadScope::all()
     })?;
     stack
         .sql(&format!(

@@ -312,6 +312,7 @@ async fn private_and_out_of_scope_messages_never_match() -> anyhow::Result<()> {
         },
         since: None,
         until: None,
+        ..ReadScope::all()
     };
     let scoped = gw.mcp(&stack.token(scope).await?).await?;
     assert!(
@@ -600,6 +601,7 @@ async fn attachments_are_found_and_fetched_through_mcp() -> anyhow::Result<()> {
         },
         since: None,
         until: None,
+        ..ReadScope::all()
     };
     let scoped = gw.mcp(&stack.token(scope).await?).await?;
     let out = scoped

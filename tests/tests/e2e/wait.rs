@@ -407,6 +407,7 @@ async fn out_of_scope_chats_and_private_words_never_leak() -> anyhow::Result<()>
                     },
                     since: None,
                     until: None,
+                    ..ReadScope::all()
                 })
                 .await?,
         )

@@ -4,7 +4,7 @@
 
 use chrono::TimeDelta;
 use wazap_shared::grant::ConnectionKind;
-use wazap_shared::wire::grants::{ChatSelection, ReadScope};
+use wazap_shared::wire::grants::{AccountSelection, ChatSelection, ReadScope};
 
 pub mod account;
 pub mod link;
@@ -39,8 +39,10 @@ usage:
                                        first; --confirm with the account's id to go ahead)
   wazap-worker connection create --name NAME --kind local|remote --expires-in DURATION
                [--chats ID,...] [--except ID,...] [--since DATE] [--until DATE]
-                                       create an AI connection; its token is printed once on
-                                       stdout, its id on stderr
+               [--accounts all|ACCOUNT,...]
+                                       create an AI connection (reading the default account
+                                       unless --accounts says otherwise); its token is printed
+                                       once on stdout, its id on stderr
   wazap-worker connection list         list connections (never their tokens)
   wazap-worker connection revoke --id ID
                                        revoke a connection; its tokens stop working at once
@@ -176,6 +178,7 @@ fn create(rest: &[&str]) -> Result<Command, UsageError> {
             "--except",
             "--since",
             "--until",
+            "--accounts",
         ],
     )?;
     let name = opts.required("--name")?;
@@ -213,6 +216,17 @@ fn create(rest: &[&str]) -> Result<Command, UsageError> {
     {
         return Err(usage("--until: must be after --since"));
     }
+    let accounts = match opts.take("--accounts").as_deref() {
+        None => AccountSelection::default(),
+        Some("all") => AccountSelection::All,
+        Some(list) => AccountSelection::Only {
+            accounts: list
+                .split(',')
+                .map(|a| account::id(a.trim().to_owned()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| usage(format!("--accounts: {}", e.0)))?,
+        },
+    };
     Ok(Command::CreateConnection(CreateArgs {
         name,
         kind,
@@ -221,6 +235,8 @@ fn create(rest: &[&str]) -> Result<Command, UsageError> {
             chats,
             since,
             until,
+            accounts,
+            per_account: Default::default(),
         },
     }))
 }
@@ -453,11 +469,19 @@ mod tests {
             "2026-01-01",
             "--until",
             "2026-01-31",
+            "--accounts",
+            "default,work",
         ])
         .unwrap();
         let Command::CreateConnection(a) = c else {
             panic!("not a create: {c:?}")
         };
+        assert_eq!(
+            a.read_scope.accounts,
+            AccountSelection::Only {
+                accounts: vec!["default".into(), "work".into()]
+            }
+        );
         assert_eq!(a.name, "my bot");
         assert_eq!(a.kind, ConnectionKind::Remote);
         assert_eq!(a.expires_in, TimeDelta::days(30));
@@ -489,7 +513,14 @@ mod tests {
         let Ok(Command::CreateConnection(a)) = c else {
             panic!("{c:?}")
         };
-        assert_eq!(a.read_scope, ReadScope::all());
+        // Every chat of the default account only, unless --accounts says otherwise.
+        assert_eq!(
+            a.read_scope,
+            ReadScope {
+                accounts: AccountSelection::default(),
+                ..ReadScope::all()
+            }
+        );
         assert_eq!(a.expires_in, TimeDelta::minutes(90));
     }
 
@@ -518,6 +549,7 @@ mod tests {
         assert!(with(&["--color", "red"]).contains("unknown option --color"));
         assert!(with(&["stray"]).contains("unexpected argument"));
         assert!(with(&["--until"]).contains("needs a value"));
+        assert!(with(&["--accounts", "default,Work"]).starts_with("--accounts: account id"));
         for (args, needle) in [
             (
                 &[

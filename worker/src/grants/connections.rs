@@ -1,7 +1,7 @@
 //! AI connections (DESIGN §4): create one with its read scope and hand out its token once, list
 //! them (never with tokens), revoke them. Send permissions start at `none`, revision 0.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
@@ -10,8 +10,10 @@ use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 use wazap_shared::ErrorCode;
 use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims};
-use wazap_shared::ids::is_chat_id;
-use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode, SendPermission};
+use wazap_shared::ids::{ACCOUNT_ID_RULE, account_of, is_account_id, is_chat_id};
+use wazap_shared::wire::grants::{
+    AccountRule, AccountSelection, ChatSelection, ReadScope, SendMode, SendPermission,
+};
 
 use super::{issue_token, random_hex};
 use crate::error::{Context as _, Error};
@@ -169,34 +171,113 @@ fn validate_name(name: &str) -> Result<String, Error> {
     Ok(name.to_owned())
 }
 
-/// Check a read scope and drop repeated chats: listed chats must be opaque chat ids (never phone
-/// numbers or JIDs), `selected` needs at least one, and `since` must come before `until`.
+/// Check a read scope and drop repeated chats and accounts: listed chats must be opaque chat
+/// ids (never phone numbers or JIDs) of an account the scope reads (a rule of its own: of that
+/// account), `selected` needs at least one, `since` must come before `until`, the accounts are
+/// account ids (at least one), and every account with a rule of its own is one it reads.
 pub fn normalize_scope(scope: ReadScope) -> Result<ReadScope, Error> {
-    let chats = match scope.chats {
+    let accounts = match scope.accounts {
+        AccountSelection::All => AccountSelection::All,
+        AccountSelection::Only { accounts } => {
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for a in accounts {
+                if !is_account_id(&a) {
+                    return Err(Error::invalid("read_scope.accounts", ACCOUNT_ID_RULE));
+                }
+                if seen.insert(a.clone()) {
+                    out.push(a);
+                }
+            }
+            if out.is_empty() {
+                return Err(Error::invalid(
+                    "read_scope.accounts",
+                    "name at least one account, or all",
+                ));
+            }
+            AccountSelection::Only { accounts: out }
+        }
+    };
+    let reads = |account: &str| accounts.includes(account);
+    let top = ("read_scope.chats", "read_scope.until");
+    let AccountRule {
+        chats,
+        since,
+        until,
+    } = rule(top, scope.chats, scope.since, scope.until, &|c| {
+        account_of(c).is_some_and(reads)
+    })?;
+    let mut per_account = BTreeMap::new();
+    for (account, r) in scope.per_account {
+        if !reads(&account) {
+            return Err(Error::invalid(
+                "read_scope.per_account",
+                "a rule for an account the scope does not read",
+            ));
+        }
+        let fields = (
+            "read_scope.per_account.chats",
+            "read_scope.per_account.until",
+        );
+        let checked = rule(fields, r.chats, r.since, r.until, &|c| {
+            account_of(c) == Some(&account)
+        })?;
+        per_account.insert(account, checked);
+    }
+    Ok(ReadScope {
+        chats,
+        since,
+        until,
+        accounts,
+        per_account,
+    })
+}
+
+/// One rule of a read scope, checked ([`normalize_scope`]), refusals naming `fields` (its
+/// chats', its until's); `in_scope` says whether a listed chat belongs to an account the rule
+/// covers.
+fn rule(
+    (chats_field, until_field): (&'static str, &'static str),
+    chats: ChatSelection,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    in_scope: &dyn Fn(&str) -> bool,
+) -> Result<AccountRule, Error> {
+    let list = |chats: Vec<String>| -> Result<Vec<String>, Error> {
+        let chats = chat_list(chats_field, chats)?;
+        if !chats.iter().all(|c| in_scope(c)) {
+            return Err(Error::invalid(
+                chats_field,
+                "a chat of an account this rule does not cover",
+            ));
+        }
+        Ok(chats)
+    };
+    let chats = match chats {
         ChatSelection::All => ChatSelection::All,
         ChatSelection::Selected { chats } => {
-            let chats = chat_list("read_scope.chats", chats)?;
+            let chats = list(chats)?;
             if chats.is_empty() {
                 return Err(Error::invalid(
-                    "read_scope.chats",
+                    chats_field,
                     "selected needs at least one chat",
                 ));
             }
             ChatSelection::Selected { chats }
         }
         ChatSelection::AllExcept { chats } => ChatSelection::AllExcept {
-            chats: chat_list("read_scope.chats", chats)?,
+            chats: list(chats)?,
         },
     };
-    if let (Some(since), Some(until)) = (scope.since, scope.until)
+    if let (Some(since), Some(until)) = (since, until)
         && since >= until
     {
-        return Err(Error::invalid("read_scope.until", "must be after since"));
+        return Err(Error::invalid(until_field, "must be after since"));
     }
-    Ok(ReadScope {
+    Ok(AccountRule {
         chats,
-        since: scope.since,
-        until: scope.until,
+        since,
+        until,
     })
 }
 
@@ -246,5 +327,63 @@ pub(crate) fn send_mode(s: &str) -> anyhow::Result<SendMode> {
         "selected" => Ok(SendMode::Selected),
         "all" => Ok(SendMode::All),
         _ => anyhow::bail!("unknown send mode in the database"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(accounts: AccountSelection, chats: ChatSelection) -> ReadScope {
+        ReadScope {
+            chats,
+            accounts,
+            ..ReadScope::all()
+        }
+    }
+
+    fn only(accounts: &[&str]) -> AccountSelection {
+        AccountSelection::Only {
+            accounts: accounts.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    fn refused(s: ReadScope) -> String {
+        normalize_scope(s).unwrap_err().message().to_owned()
+    }
+
+    #[test]
+    fn a_scope_names_valid_accounts_and_only_chats_of_them() {
+        let ok = normalize_scope(scope(
+            only(&["work", "default", "work"]),
+            ChatSelection::All,
+        ));
+        assert_eq!(ok.unwrap().accounts, only(&["work", "default"]));
+        assert!(
+            refused(scope(only(&["Work"]), ChatSelection::All)).starts_with("read_scope.accounts")
+        );
+        assert!(refused(scope(only(&[]), ChatSelection::All)).starts_with("read_scope.accounts"));
+        let chats = |c: &[&str]| ChatSelection::Selected {
+            chats: c.iter().map(|c| (*c).to_owned()).collect(),
+        };
+        assert!(normalize_scope(scope(only(&["work"]), chats(&["c_1-work"]))).is_ok());
+        assert!(
+            refused(scope(only(&["work"]), chats(&["c_1"]))).starts_with("read_scope.chats"),
+            "a default-account chat in a work-only scope"
+        );
+        let mut s = scope(only(&["default"]), ChatSelection::All);
+        s.per_account.insert(
+            "work".into(),
+            AccountRule {
+                chats: ChatSelection::All,
+                since: None,
+                until: None,
+            },
+        );
+        assert!(refused(s.clone()).starts_with("read_scope.per_account"));
+        s.accounts = AccountSelection::All;
+        assert!(normalize_scope(s.clone()).is_ok());
+        s.per_account.get_mut("work").unwrap().chats = chats(&["c_1"]);
+        assert!(refused(s).starts_with("read_scope.per_account.chats"));
     }
 }

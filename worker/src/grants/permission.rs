@@ -160,7 +160,7 @@ fn check_selected(chats: &[String], scope: &ReadScope, excluded: &[String]) -> R
         if !seen.insert(c) {
             return Err(Error::invalid("chats", "each chat at most once"));
         }
-        if !scope.chats.allows(c) || excluded.contains(c) {
+        if !scope.allows_chat(c) || excluded.contains(c) {
             return Err(Error::invalid(
                 "chats",
                 "every chat must be one this connection may read",
@@ -183,6 +183,7 @@ mod tests {
             },
             since: None,
             until: None,
+            ..ReadScope::all()
         };
         let excluded = vec!["c_3".to_owned()];
         let ok = |c: &[&str]| {

@@ -70,7 +70,7 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, Error> {
         })
         .filter(|c| {
             allowed.as_ref().is_none_or(|(scope, excluded)| {
-                scope.chats.allows(&c.id) && !excluded.contains(&c.id)
+                scope.allows_chat(&c.id) && !excluded.contains(&c.id)
             })
         })
         .collect();

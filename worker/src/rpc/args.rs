@@ -3,7 +3,12 @@
 
 use wazap_shared::ids::{ACCOUNT_ID_RULE, DEFAULT_ACCOUNT, account_of, is_account_id};
 
+use std::borrow::Cow;
+
+use wazap_shared::ErrorCode;
+
 use crate::error::Error;
+use crate::viewer::Viewer;
 
 /// The account a read covers, not yet looked up: `account_id` when given, else the first of
 /// the accounts its other arguments name (each opaque id names its own,
@@ -37,6 +42,14 @@ pub(super) fn account(
         }
     }
     Ok(decided.map_or(DEFAULT_ACCOUNT, |(_, a)| a).to_owned())
+}
+
+/// `viewer` inside `account` ([`Viewer::in_account`]): `account_not_found` when its scope does
+/// not read that account, the same answer as for an account that does not exist.
+pub(super) fn viewer_in<'v>(viewer: &'v Viewer, account: &str) -> Result<Cow<'v, Viewer>, Error> {
+    viewer
+        .in_account(account)
+        .ok_or_else(|| Error::new(ErrorCode::AccountNotFound, "no such account"))
 }
 
 /// The account opaque id `id` names, if it is one (`None` for a phone number or no id).

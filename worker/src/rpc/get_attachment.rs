@@ -40,6 +40,8 @@ pub async fn handle(
         req.account_id.as_deref(),
         &[("attachment_id", super::args::of(Some(&req.attachment_id)))],
     )?;
+    let inside = super::args::viewer_in(viewer, &account)?;
+    let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
     let lookup = async {
         search::attachment(&db, viewer, &account, &req.attachment_id, max)

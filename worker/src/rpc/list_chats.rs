@@ -37,6 +37,8 @@ pub async fn handle(
         req.account_id.as_deref(),
         &[("before", args::of(req.before.as_deref()))],
     )?;
+    let inside = args::viewer_in(viewer, &account)?;
+    let viewer: &Viewer = &inside;
     let q = ChatQuery {
         query: req.query,
         kind: req.kind,

@@ -55,6 +55,8 @@ pub async fn handle(
     req: ReadMessagesRequest,
 ) -> Result<ReadMessagesResponse, Error> {
     let args = checked(&req)?;
+    let inside = args::viewer_in(viewer, &args.account)?;
+    let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
     // The default account always exists; another one is looked up (`account_not_found`).
     if req.account_id.is_some() || args.account != DEFAULT_ACCOUNT {

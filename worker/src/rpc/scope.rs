@@ -83,6 +83,11 @@ impl RequestedScope {
         })
     }
 
+    /// The account asked for (named, or named by the arguments' ids, else the default one).
+    pub(crate) fn account(&self) -> &str {
+        &self.account
+    }
+
     /// The scope: without a chat, the account, looked up later with the read's query
     /// ([`Scope::run`]); with one, that chat if the viewer may read it, looked up now (in one
     /// flight with the account's check when it is named or not the default one:

@@ -25,6 +25,8 @@ pub async fn handle(
     let digits = phone_fragment(text);
     let db = read::connection(&state.db, CONTEXT).await?;
     let account = args::account(req.account_id.as_deref(), &[])?;
+    let inside = args::viewer_in(viewer, &account)?;
+    let viewer: &Viewer = &inside;
     let search = async {
         read::chats::search_contacts(&db, viewer, &account, text, digits.as_deref(), limit)
             .await

@@ -22,6 +22,8 @@ pub async fn handle(
     let text = args::query(&req.query, "part of a group's name")?;
     let db = read::connection(&state.db, CONTEXT).await?;
     let account = args::account(req.account_id.as_deref(), &[])?;
+    let inside = args::viewer_in(viewer, &account)?;
+    let viewer: &Viewer = &inside;
     let search = async {
         read::chats::search_groups(&db, viewer, &account, text, limit)
             .await

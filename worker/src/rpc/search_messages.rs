@@ -47,6 +47,8 @@ pub async fn handle(
         req.chat_id.as_deref(),
         &[("before", super::args::of(req.before.as_deref()))],
     )?;
+    let inside = super::args::viewer_in(viewer, asked.account())?;
+    let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let (account, chat) = (&scope.account, &scope.chat);

@@ -41,6 +41,8 @@ pub async fn handle(
         req.chat_id.as_deref(),
         &[("cursor", cursor.as_ref().map(|c| c.account.as_str()))],
     )?;
+    let inside = super::args::viewer_in(viewer, asked.account())?;
+    let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;

@@ -222,6 +222,7 @@ mod tests {
                 },
                 since: None,
                 until: None,
+                ..ReadScope::all()
             },
             send: SendPermission {
                 mode: SendMode::Selected,

@@ -4,6 +4,7 @@
 //! `account_not_found`, and every answer names its account.
 
 use super::*;
+use wazap_shared::wire::grants::{AccountRule, AccountSelection};
 use wazap_worker::accounts::{self, NewAccount, RegistryError, Removal};
 use wazap_worker::connector::inbound::to_inbound;
 
@@ -367,5 +368,269 @@ async fn the_registry_adds_lists_and_removes_accounts_keeping_or_deleting_the_ar
     let home = accounts::contents(&db, "default").await.unwrap();
     assert_eq!((home.messages, home.chats), (1, 1));
     drop(db);
+    h.finish().await;
+}
+
+/// A viewer of `accounts`, under `chats` there, with `per_account` rules.
+fn viewer_of(
+    accounts: AccountSelection,
+    chats: ChatSelection,
+    per_account: Vec<(&str, AccountRule)>,
+) -> wazap_worker::viewer::Viewer {
+    let mut v = viewer(chats);
+    v.scope.accounts = accounts;
+    v.scope.per_account = per_account
+        .into_iter()
+        .map(|(a, r)| (a.to_owned(), r))
+        .collect();
+    v
+}
+
+#[tokio::test]
+async fn a_grant_reads_only_its_accounts_each_under_its_own_rule() {
+    let h = Harness::start().await;
+    add_work(&h).await;
+    let home = inject(&h, text(&phone(ANA), "H1", at(1), "budget at home")).await;
+    let w_ana = ingest(&h, WORK, text(&phone(ANA), "W1", at(2), "budget for work")).await;
+    let w_ben = ingest(&h, WORK, text(&phone(BEN), "W2", at(3), "budget from ben")).await;
+    let w_file = ingest(&h, WORK, image(&phone(ANA), "W3", 4, "budget chart")).await;
+    let everyone = viewer_all();
+    let home_chat = read(&h, &everyone, req(&format!("+{ANA}"))).await.chat_id;
+    let work_read = |digits: &str| ReadMessagesRequest {
+        account_id: Some(WORK.into()),
+        ..req(&format!("+{digits}"))
+    };
+    let ana_work = read(&h, &everyone, work_read(ANA)).await;
+    let work_chat = ana_work.chat_id.clone();
+    let file = ana_work
+        .messages
+        .iter()
+        .find(|m| m.message_id == w_file)
+        .and_then(|m| m.attachment.as_ref())
+        .map(|a| a.attachment_id.clone())
+        .expect("the photo's attachment");
+
+    // A scope from before there were accounts reads the default account only: the other is
+    // account_not_found to every read tool, named or reached through its ids.
+    let legacy = viewer_of(AccountSelection::default(), ChatSelection::All, vec![]);
+    let work = || Some(WORK.to_owned());
+    let refused: Vec<Result<(), wazap_worker::error::Error>> = vec![
+        read_messages::handle(&h.state, &legacy, req(&work_chat))
+            .await
+            .map(drop),
+        read_messages::handle(&h.state, &legacy, work_read(BEN))
+            .await
+            .map(drop),
+        list_chats::handle(
+            &h.state,
+            &legacy,
+            ListChatsRequest {
+                account_id: work(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+        search_contacts::handle(
+            &h.state,
+            &legacy,
+            SearchContactsRequest {
+                query: "972".into(),
+                account_id: work(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+        search_groups::handle(
+            &h.state,
+            &legacy,
+            SearchGroupsRequest {
+                query: "x".into(),
+                account_id: work(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+        search_messages::handle(
+            &h.state,
+            &legacy,
+            SearchMessagesRequest {
+                query: "budget".into(),
+                chat_id: Some(work_chat.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+        search_attachments::handle(
+            &h.state,
+            &legacy,
+            SearchAttachmentsRequest {
+                account_id: work(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+        wazap_worker::rpc::get_attachment::handle(
+            &h.state,
+            &legacy,
+            wazap_shared::wire::search::GetAttachmentRequest {
+                attachment_id: file.clone(),
+                account_id: None,
+                max_bytes: None,
+            },
+        )
+        .await
+        .map(drop),
+        wait_for_messages::handle(
+            &h.state,
+            &legacy,
+            WaitForMessagesRequest {
+                account_id: work(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map(drop),
+    ];
+    for (i, r) in refused.into_iter().enumerate() {
+        let e = r.expect_err("refused");
+        assert_eq!(
+            e.code(),
+            ErrorCode::AccountNotFound,
+            "call {i}: {}",
+            e.message()
+        );
+    }
+    // …and its own account as before: the default account's message only.
+    let found = search_messages::handle(
+        &h.state,
+        &legacy,
+        SearchMessagesRequest {
+            query: "budget".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let ids: Vec<_> = found
+        .messages
+        .iter()
+        .map(|m| m.message_id.as_str())
+        .collect();
+    assert_eq!(ids, [home.as_str()]);
+
+    // `work` only, one chat of it: nothing of the default account, nor of Ben's work chat —
+    // not in a listing, a search, its snippets or a wait.
+    let narrow = viewer_of(
+        AccountSelection::Only {
+            accounts: vec![WORK.into()],
+        },
+        ChatSelection::Selected {
+            chats: vec![work_chat.clone()],
+        },
+        vec![],
+    );
+    let e = read_messages::handle(&h.state, &narrow, req(&home_chat))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AccountNotFound);
+    let found = search_messages::handle(
+        &h.state,
+        &narrow,
+        SearchMessagesRequest {
+            query: "budget".into(),
+            account_id: work(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut ids: Vec<_> = found
+        .messages
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect();
+    ids.sort();
+    let mut want = vec![w_ana.clone(), w_file.clone()];
+    want.sort();
+    assert_eq!(ids, want, "Ben's work chat and the home account stay out");
+    assert!(
+        found
+            .messages
+            .iter()
+            .all(|m| !m.snippet.contains("home") && !m.snippet.contains("ben"))
+    );
+    let listed = list_chats::handle(
+        &h.state,
+        &narrow,
+        ListChatsRequest {
+            account_id: work(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let chats: Vec<_> = listed.chats.iter().map(|c| c.chat_id.as_str()).collect();
+    assert_eq!(chats, [work_chat.as_str()]);
+    let start = wait_for_messages::handle(
+        &h.state,
+        &narrow,
+        WaitForMessagesRequest {
+            account_id: work(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    inject(&h, text(&phone(ANA), "H2", at(5), "home again")).await;
+    ingest(&h, WORK, text(&phone(BEN), "W4", at(6), "ben again")).await;
+    let seen = ingest(&h, WORK, text(&phone(ANA), "W5", at(7), "ana again")).await;
+    let poll = wait_for_messages::handle(
+        &h.state,
+        &narrow,
+        WaitForMessagesRequest {
+            cursor: Some(start.cursor),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let got: Vec<_> = poll
+        .messages
+        .iter()
+        .map(|m| m.message_id.as_str())
+        .collect();
+    assert_eq!(got, [seen.as_str()]);
+    let _ = w_ben;
+
+    // Every account, `work` under a rule of its own (from after the first work message): the
+    // default account as the top rule says, `work` as its own does.
+    let split = viewer_of(
+        AccountSelection::All,
+        ChatSelection::All,
+        vec![(
+            WORK,
+            AccountRule {
+                chats: ChatSelection::All,
+                since: Some(at(3)),
+                until: None,
+            },
+        )],
+    );
+    let r = read(&h, &split, req(&work_chat)).await;
+    assert!(
+        r.messages.iter().all(|m| m.timestamp >= at(3)),
+        "work's own dates"
+    );
+    assert!(!r.messages.iter().any(|m| m.message_id == w_ana));
+    let r = read(&h, &split, req(&home_chat)).await;
+    assert!(
+        r.messages.iter().any(|m| m.message_id == home),
+        "the top rule"
+    );
     h.finish().await;
 }

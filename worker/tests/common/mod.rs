@@ -180,6 +180,7 @@ pub fn viewer(chats: ChatSelection) -> Viewer {
             chats,
             since: None,
             until: None,
+            ..ReadScope::all()
         },
         send: SendPermission {
             mode: SendMode::None,

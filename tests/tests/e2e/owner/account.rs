@@ -85,8 +85,14 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     for (body, field) in [
         (json!({"account_id": "work"}), "account_id"),
         (json!({"account_id": "Work Phone"}), "account_id"),
-        (json!({"account_id": "x", "connector": "telegram"}), "connector"),
-        (json!({"account_id": "x", "display_name": ""}), "display_name"),
+        (
+            json!({"account_id": "x", "connector": "telegram"}),
+            "connector",
+        ),
+        (
+            json!({"account_id": "x", "display_name": ""}),
+            "display_name",
+        ),
     ] {
         let r = owner.post(&gw, "/api/accounts", body.clone()).await?;
         assert_eq!(r.status, 400, "{body}: {}", r.text);
@@ -129,8 +135,8 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     assert_eq!(kept.json["deleted"], false);
     let listed = owner.get(&gw, "/api/accounts").await?;
     assert!(listed.json["accounts"][1]["removed_at"].is_string());
-    let deleted = remove(json!({"account_id": "work", "delete_archive": true, "confirm": "work"}))
-        .await?;
+    let deleted =
+        remove(json!({"account_id": "work", "delete_archive": true, "confirm": "work"})).await?;
     assert_eq!(deleted.status, 200, "{}", deleted.text);
     assert_eq!(deleted.json["deleted"], true);
     let listed = owner.get(&gw, "/api/accounts").await?;

@@ -114,6 +114,7 @@ async fn send_permission_decides_and_read_only_transmits_nothing() -> anyhow::Re
                 },
                 since: None,
                 until: None,
+                ..ReadScope::all()
             },
             ConnectionKind::Local,
             Duration::from_secs(600),
