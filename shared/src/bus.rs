@@ -27,6 +27,14 @@ pub trait Rpc {
     type Request: Serialize + DeserializeOwned + Send + Sync;
     /// The successful response body.
     type Response: Serialize + DeserializeOwned + Send + Sync;
+
+    /// The account `request` is about, which picks its subject ([`Subjects::rpc`]): the
+    /// worker that owns that account answers it. `None` (the default) for ops about no
+    /// account, which any worker answers.
+    fn account(request: &Self::Request) -> Option<&str> {
+        let _ = request;
+        None
+    }
 }
 
 /// A reply envelope: `{"ok": …}` or `{"error": {"code", "message"}}`.
@@ -146,7 +154,7 @@ pub async fn call<R: Rpc>(
     let connects = client.statistics().connects.load(Ordering::Relaxed);
     let msg = tokio::select! {
         biased;
-        reply = client.send_request(subjects.rpc(R::OP), req) => {
+        reply = client.send_request(subjects.rpc(R::account(request), R::OP), req) => {
             reply.map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?
         }
         () = reconnected_since(client, connects) => {

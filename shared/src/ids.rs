@@ -65,6 +65,16 @@ pub fn account_of(id: &str) -> Option<&str> {
         .map(|id| id.account)
 }
 
+/// The account a read is about, for routing it ([`crate::subjects::Subjects::rpc`]):
+/// `account_id` when it is an account id, else the account of the first of `ids` that names
+/// one, else the default account. The worker checks the arguments again and decides.
+pub fn read_account<'a>(account_id: Option<&'a str>, ids: &[Option<&'a str>]) -> &'a str {
+    account_id
+        .filter(|a| is_account_id(a))
+        .or_else(|| ids.iter().flatten().find_map(|id| account_of(id)))
+        .unwrap_or(DEFAULT_ACCOUNT)
+}
+
 /// True when `s` looks like an opaque chat id (`c_…`, of any account).
 pub fn is_chat_id(s: &str) -> bool {
     parse_item_id(s, CHAT_ID_PREFIX).is_some()
@@ -160,6 +170,20 @@ mod tests {
             assert_eq!(account_of(bad), None, "{bad}");
         }
         assert!(!is_opaque("conn_ab-work", "conn_"));
+    }
+
+    #[test]
+    fn reads_route_by_the_account_they_name() {
+        assert_eq!(read_account(None, &[]), DEFAULT_ACCOUNT);
+        assert_eq!(read_account(Some("work"), &[Some("c_1-home")]), "work");
+        assert_eq!(
+            read_account(None, &[None, Some("+97250"), Some("m_1-home")]),
+            "home"
+        );
+        assert_eq!(
+            read_account(Some("Bad.Id"), &[Some("c_1")]),
+            DEFAULT_ACCOUNT
+        );
     }
 
     #[test]

@@ -95,6 +95,10 @@ pub mod sim_op {
     pub const TRANSMISSIONS: &str = "transmissions";
 }
 
+/// The account token of rpc subjects for requests about no account ([`Subjects::rpc`]); not
+/// an account id, since those take no `_`.
+pub const ANY_ACCOUNT: &str = "_any";
+
 /// Subject builder for one deployment prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subjects {
@@ -114,9 +118,30 @@ impl Subjects {
         &self.prefix
     }
 
-    /// `<prefix>.rpc.<op>`.
-    pub fn rpc(&self, op: &str) -> String {
-        format!("{}.rpc.{op}", self.prefix)
+    /// `<prefix>.rpc.<account>.<op>`: a request about `account` goes to the worker that owns
+    /// it; one about no account (`None`: the owner API, the registry, JWKS, `ping`, a send's
+    /// status) to `<prefix>.rpc._any.<op>`, which any worker answers. `account` is expected to
+    /// be an account id; anything else (it cannot be a subject token) goes to `_any`, where the
+    /// worker refuses it as it would anywhere.
+    pub fn rpc(&self, account: Option<&str>, op: &str) -> String {
+        let account = account
+            .filter(|a| crate::ids::is_account_id(a))
+            .unwrap_or(ANY_ACCOUNT);
+        format!("{}.rpc.{account}.{op}", self.prefix)
+    }
+
+    /// `<prefix>.rpc.<account>.>`: every request about `account` ([`ANY_ACCOUNT`] for those
+    /// about none).
+    pub fn rpc_account(&self, account: &str) -> String {
+        format!("{}.rpc.{account}.>", self.prefix)
+    }
+
+    /// The account token ([`ANY_ACCOUNT`] or an account id) and the op of an rpc subject under
+    /// this prefix, if it is one.
+    pub fn rpc_route<'a>(&self, subject: &'a str) -> Option<(&'a str, &'a str)> {
+        let rest = self.op_of(subject, "rpc")?;
+        let (account, op) = rest.split_once('.')?;
+        (!account.is_empty() && !op.is_empty() && !op.contains('.')).then_some((account, op))
     }
 
     /// `<prefix>.rpc.>`: everything the worker serves.
@@ -182,7 +207,22 @@ mod tests {
     #[test]
     fn builds_and_parses_subjects() {
         let s = Subjects::new("t1");
-        assert_eq!(s.rpc(op::LIST_CHATS), "t1.rpc.list_chats");
+        assert_eq!(
+            s.rpc(Some("default"), op::LIST_CHATS),
+            "t1.rpc.default.list_chats"
+        );
+        assert_eq!(s.rpc(None, op::PING), "t1.rpc._any.ping");
+        // Never a subject token that is not an account id.
+        assert_eq!(s.rpc(Some("a.b"), op::PING), "t1.rpc._any.ping");
+        assert_eq!(s.rpc(Some(">"), op::PING), "t1.rpc._any.ping");
+        assert_eq!(
+            s.rpc_route("t1.rpc.work.read_messages"),
+            Some(("work", "read_messages"))
+        );
+        assert_eq!(s.rpc_route("t1.rpc._any.ping"), Some(("_any", "ping")));
+        assert_eq!(s.rpc_route("t1.rpc.ping"), None);
+        assert_eq!(s.rpc_route("t1.rpc.a.b.c"), None);
+        assert_eq!(s.rpc_account("work"), "t1.rpc.work.>");
         assert_eq!(s.op_of("t1.rpc.list_chats", "rpc"), Some("list_chats"));
         assert_eq!(s.op_of("t1.sim.set_state", "sim"), Some("set_state"));
         assert_eq!(s.op_of("t2.rpc.list_chats", "rpc"), None);

@@ -85,7 +85,7 @@ fn strangers_token(kid: &str, claims: &GrantClaims) -> String {
     .unwrap()
 }
 
-/// A raw request on `<prefix>.rpc.<op>`; the reply's error code, if it is an error.
+/// A raw request on `<prefix>.rpc.default.<op>`; the reply's error code, if it is an error.
 async fn raw(
     nats: &async_nats::Client,
     subjects: &Subjects,
@@ -99,7 +99,7 @@ async fn raw(
     }
     let headers = map;
     let msg = nats
-        .request_with_headers(subjects.rpc(op), headers, body.into())
+        .request_with_headers(subjects.rpc(Some("default"), op), headers, body.into())
         .await
         .unwrap();
     bus::decode_reply::<serde_json::Value>(&msg.payload).map_err(|e| e.code)

@@ -32,7 +32,7 @@ async fn send_with(
     let reply = h
         .nats
         .request_with_headers(
-            h.subjects.rpc(op::SEND_MESSAGE),
+            h.subjects.rpc(Some("default"), op::SEND_MESSAGE),
             headers,
             serde_json::to_vec(req).expect("body").into(),
         )

@@ -157,7 +157,10 @@ impl FakeWorker {
                 let Some(reply) = msg.reply.clone() else {
                     continue;
                 };
-                let op = subjects.op_of(&msg.subject, "rpc").unwrap_or("").to_owned();
+                let op = subjects
+                    .rpc_route(&msg.subject)
+                    .map_or("", |(_, op)| op)
+                    .to_owned();
                 let (client, st, keys) = (client.clone(), Arc::clone(&st), keys.clone());
                 tokio::spawn(async move {
                     if let Some(p) = Presented::from_headers(msg.headers.as_ref()) {
@@ -172,7 +175,7 @@ impl FakeWorker {
         });
         Self {
             state,
-            ping_subject: Subjects::new(prefix).rpc(op::PING),
+            ping_subject: Subjects::new(prefix).rpc(None, op::PING),
             stop,
             done: Some(done),
         }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::message::{ChatKind, Message, MessageType, SyncState};
 use crate::bus::Rpc;
+use crate::ids::read_account;
 use crate::subjects::op;
 
 /// Default and maximum `limit` for list_chats and read_messages.
@@ -79,6 +80,13 @@ impl Rpc for ListChats {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = ListChatsRequest;
     type Response = ListChatsResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(
+            req.account_id.as_deref(),
+            &[req.before.as_deref()],
+        ))
+    }
 }
 
 // === search_contacts ===
@@ -126,6 +134,10 @@ impl Rpc for SearchContacts {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = SearchContactsRequest;
     type Response = SearchContactsResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(req.account_id.as_deref(), &[]))
+    }
 }
 
 // === search_groups ===
@@ -172,6 +184,10 @@ impl Rpc for SearchGroups {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = SearchGroupsRequest;
     type Response = SearchGroupsResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(req.account_id.as_deref(), &[]))
+    }
 }
 
 // === read_messages ===
@@ -288,6 +304,13 @@ impl Rpc for ReadMessages {
     const DEADLINE: Duration = Duration::from_secs(33);
     type Request = ReadMessagesRequest;
     type Response = ReadMessagesResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(
+            req.account_id.as_deref(),
+            &[Some(&req.chat_id), req.before.as_deref()],
+        ))
+    }
 }
 
 #[cfg(test)]

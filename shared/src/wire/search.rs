@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::message::{AttachmentInfo, MessageType, Sender};
 use super::send::MediaRef;
 use crate::bus::Rpc;
+use crate::ids::read_account;
 use crate::subjects::op;
 
 /// Default `limit` of both searches.
@@ -102,6 +103,13 @@ impl Rpc for SearchMessages {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = SearchMessagesRequest;
     type Response = SearchMessagesResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(
+            req.account_id.as_deref(),
+            &[req.chat_id.as_deref(), req.before.as_deref()],
+        ))
+    }
 }
 
 // === search_attachments ===
@@ -185,6 +193,13 @@ impl Rpc for SearchAttachments {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = SearchAttachmentsRequest;
     type Response = SearchAttachmentsResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(
+            req.account_id.as_deref(),
+            &[req.chat_id.as_deref(), req.before.as_deref()],
+        ))
+    }
 }
 
 // === get_attachment ===
@@ -247,6 +262,13 @@ impl Rpc for GetAttachment {
     const DEADLINE: Duration = Duration::from_secs(30);
     type Request = GetAttachmentRequest;
     type Response = GetAttachmentRpcResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(
+            req.account_id.as_deref(),
+            &[Some(&req.attachment_id)],
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bus::Rpc;
+use crate::ids::read_account;
 use crate::subjects::op;
 
 /// Longest `text` of `send_message`, in characters.
@@ -181,6 +182,10 @@ impl Rpc for SendMessage {
     const MAY_TRANSMIT: bool = true;
     type Request = SendMessageRequest;
     type Response = SendResult;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(None, &[Some(&req.chat_id)]))
+    }
 }
 
 /// RPC `send_media`.
@@ -192,6 +197,10 @@ impl Rpc for SendMedia {
     const MAY_TRANSMIT: bool = true;
     type Request = SendMediaRpc;
     type Response = SendResult;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(None, &[Some(&req.chat_id)]))
+    }
 }
 
 /// RPC `send_voice_note`.
@@ -203,6 +212,10 @@ impl Rpc for SendVoiceNote {
     const MAY_TRANSMIT: bool = true;
     type Request = SendVoiceRpc;
     type Response = SendResult;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(None, &[Some(&req.chat_id)]))
+    }
 }
 
 /// Body of `send_check`: may the caller send media to `chat_id` now? A gateway asks before it
@@ -226,6 +239,10 @@ impl Rpc for SendCheck {
     const DEADLINE: Duration = Duration::from_secs(10);
     type Request = SendCheckRequest;
     type Response = SendCheckResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        Some(read_account(None, &[Some(&req.chat_id)]))
+    }
 }
 
 /// RPC `get_send_status`.

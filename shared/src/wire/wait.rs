@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::message::Message;
 use crate::bus::Rpc;
 use crate::error::RpcError;
+use crate::ids::read_account;
 use crate::subjects::op;
 
 /// `timeout_seconds` when omitted.
@@ -103,6 +104,14 @@ impl Rpc for WaitForMessages {
     const DEADLINE: Duration = Duration::from_secs(15);
     type Request = WaitForMessagesRequest;
     type Response = WaitPollResponse;
+
+    fn account(req: &Self::Request) -> Option<&str> {
+        let cursor = req.cursor.as_deref().and_then(Cursor::account_of);
+        Some(read_account(
+            req.account_id.as_deref().or(cursor),
+            &[req.chat_id.as_deref()],
+        ))
+    }
 }
 
 /// A decoded cursor: the archive's identity, a message position in it and the account it
@@ -128,6 +137,12 @@ impl Cursor {
             s.push_str(&self.account);
         }
         s
+    }
+
+    /// The account named in cursor `s` (without parsing the rest), for routing: `None` for the
+    /// default account's cursors and for anything else.
+    pub fn account_of(s: &str) -> Option<&str> {
+        s.strip_prefix("w1.")?.splitn(3, '.').nth(2)
     }
 
     /// Parse the opaque form; anything else is `invalid_argument` (naming the field only).
@@ -176,9 +191,11 @@ mod tests {
         assert_eq!(Cursor::parse(&c.encode()).unwrap(), c);
         let work = Cursor {
             account: "work".into(),
-            ..c
+            ..c.clone()
         };
         assert_eq!(work.encode(), format!("w1.{ARCHIVE}.42.work"));
+        assert_eq!(Cursor::account_of(&work.encode()), Some("work"));
+        assert_eq!(Cursor::account_of(&c.encode()), None);
         assert_eq!(Cursor::parse(&work.encode()).unwrap(), work);
         for bad in [
             "",

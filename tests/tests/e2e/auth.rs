@@ -125,7 +125,7 @@ async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
     stack.stop_worker().await?;
     let mut slow = stack
         .nats
-        .subscribe(stack.subjects.rpc("list_chats"))
+        .subscribe(stack.subjects.rpc(Some("default"), "list_chats"))
         .await?;
     let nats = stack.nats.clone();
     tokio::spawn(async move {

@@ -1,5 +1,6 @@
 //! End-to-end: worker + gateway against real Postgres and NATS, driven through `/mcp`.
 
+mod accounts;
 mod auth;
 mod compat;
 mod direct_route;

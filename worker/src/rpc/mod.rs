@@ -1,4 +1,5 @@
-//! The RPC edge: one module per op on `<prefix>.rpc.<op>`, and the dispatcher that serves them.
+//! The RPC edge: one module per op on `<prefix>.rpc.<account>.<op>`, and the dispatcher that
+//! serves them.
 //!
 //! The dispatcher takes every request from the `wazap-worker` queue group, runs each in its own
 //! task, decodes the op from the subject and the body into the op's request type, authorises it
@@ -141,7 +142,8 @@ async fn handle(state: AppState, msg: async_nats::Message) {
     let started = Instant::now();
     let op = state
         .subjects
-        .op_of(&msg.subject, "rpc")
+        .rpc_route(&msg.subject)
+        .map(|(_, op)| op)
         .unwrap_or_default()
         .to_owned();
     // Who the caller is comes from the token alone, verified here: no header is believed.

@@ -218,7 +218,8 @@ function permissionsPage(data) {
     if (!confirm("Change what it may read? Its token stops working at once and send permission goes back to none.")) return;
     const mode = $('input[name="scope"]:checked', scope).value;
     const res = await api("POST", "/api/connections/read-scope", {
-      id: data.id, revision, read_scope: scopeBody(mode, $("#scope-chats").value),
+      id: data.id, revision,
+      read_scope: Object.assign({}, data.scope_rest, scopeBody(mode, $("#scope-chats").value)),
     });
     if (!res.ok) { say(failure(res), "error"); return; }
     revision = res.data.connection.revision;
@@ -251,6 +252,36 @@ function accountPage() {
     b.addEventListener("click", async () => {
       if (b.dataset.confirm && !confirm(b.dataset.confirm)) return;
       const res = await api("POST", "/api/account", { action: b.dataset.action });
+      if (!res.ok) { say(failure(res), "error"); return; }
+      location.reload();
+    });
+  }
+  for (const b of $$("button.account-remove")) {
+    b.addEventListener("click", async () => {
+      const id = b.dataset.account;
+      const body = { account_id: id };
+      if (b.dataset.delete) {
+        // First ask what would go; the answer names it.
+        const ask = await api("POST", "/api/accounts/remove", { account_id: id, delete_archive: true });
+        const typed = prompt(failure(ask) + "\n\nType the account's id to delete it for good:");
+        if (typed === null) return;
+        Object.assign(body, { delete_archive: true, confirm: typed });
+      } else if (!confirm("Remove account " + id + "? Its archive stays readable; it is no longer connected.")) {
+        return;
+      }
+      const res = await api("POST", "/api/accounts/remove", body);
+      if (!res.ok) { say(failure(res), "error"); return; }
+      location.reload();
+    });
+  }
+  const add = $("#account-add-form");
+  if (add) {
+    add.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const fd = new FormData(add);
+      const body = { account_id: fd.get("account_id") };
+      if (fd.get("display_name")) body.display_name = fd.get("display_name");
+      const res = await api("POST", "/api/accounts", body);
       if (!res.ok) { say(failure(res), "error"); return; }
       location.reload();
     });

@@ -10,12 +10,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::HeaderMap;
 use wazap_shared::wire::SyncState;
-use wazap_shared::wire::accounts::{
-    AccountList, AccountSummary, AddAccountRequest, RemoveAccountRequest, RemovedAccount,
-};
 use wazap_shared::wire::owner::{
-    AccountActionRequest, AccountView, Empty, OwnerAccount, OwnerAccountAction, OwnerAddAccount,
-    OwnerListAccounts, OwnerRemoveAccount,
+    AccountActionRequest, AccountView, Empty, OwnerAccount, OwnerAccountAction, OwnerListAccounts,
 };
 
 use super::{OwnerError, json, page_session};
@@ -43,46 +39,6 @@ pub(super) async fn act(
     Ok(Json(
         state
             .call::<OwnerAccountAction, _, _>(&headers, req)
-            .await?,
-    ))
-}
-
-/// `GET /api/accounts` → `{"accounts": [{"account_id", "display_name", "connector"?, "state",
-/// "phone"?, "created_at", "removed_at"?}]}`, `default` first.
-pub(super) async fn list(
-    State(state): State<Arc<OwnerState>>,
-    headers: HeaderMap,
-) -> Result<Json<AccountList>, OwnerError> {
-    Ok(Json(
-        state
-            .call::<OwnerListAccounts, _, _>(&headers, Empty {})
-            .await?,
-    ))
-}
-
-/// `POST /api/accounts` `{"account_id", "display_name"?, "connector"?}` → the account added.
-pub(super) async fn add(
-    State(state): State<Arc<OwnerState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Json<AccountSummary>, OwnerError> {
-    let req: AddAccountRequest = json(&body)?;
-    Ok(Json(
-        state.call::<OwnerAddAccount, _, _>(&headers, req).await?,
-    ))
-}
-
-/// `POST /api/accounts/remove` `{"account_id", "delete_archive"?, "confirm"?}` → what was
-/// kept or deleted; deleting without `confirm` equal to the id is a 400 saying what would go.
-pub(super) async fn remove(
-    State(state): State<Arc<OwnerState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Json<RemovedAccount>, OwnerError> {
-    let req: RemoveAccountRequest = json(&body)?;
-    Ok(Json(
-        state
-            .call::<OwnerRemoveAccount, _, _>(&headers, req)
             .await?,
     ))
 }
@@ -189,6 +145,13 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
         body.push_str("The demo connector has nothing to pause or unlink.");
     }
     body.push_str("</p></section>");
+    match state
+        .call::<OwnerListAccounts, _, _>(&headers, Empty {})
+        .await
+    {
+        Ok(list) => body.push_str(&super::accounts::section(&list)),
+        Err(e) => return e.into_response(),
+    }
     frame("Account", "/account", Some(&csrf), &body).into_response()
 }
 

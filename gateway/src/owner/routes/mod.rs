@@ -8,6 +8,7 @@
 //! script with the `X-CSRF-Token` header.
 
 mod account;
+mod accounts;
 mod connections;
 mod login;
 mod permissions;
@@ -57,8 +58,8 @@ pub(crate) fn router(state: Arc<OwnerState>) -> Router {
         .route("/api/chats", get(permissions::chats))
         .route("/account", get(account::page))
         .route("/api/account", get(account::get).post(account::act))
-        .route("/api/accounts", get(account::list).post(account::add))
-        .route("/api/accounts/remove", post(account::remove))
+        .route("/api/accounts", get(accounts::list).post(accounts::add))
+        .route("/api/accounts/remove", post(accounts::remove))
         .route("/policy", get(policy::page))
         .route("/api/policy", get(policy::get).post(policy::set))
         .route("/sends", get(sends::page))

@@ -14,7 +14,7 @@ use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::json as value;
 use wazap_shared::ErrorCode;
-use wazap_shared::wire::grants::{ChatSelection, SendPermission};
+use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendPermission};
 use wazap_shared::wire::owner::{
     ChatPage, ChatsRequest, Empty, OwnerListChats, OwnerListConnections, OwnerSetSendPermission,
     SendPermissionRequest,
@@ -75,6 +75,15 @@ pub(super) async fn chats(
     ))
 }
 
+/// The parts of `scope` the chat editor leaves as they are: everything but `chats`.
+fn scope_rest(scope: &ReadScope) -> serde_json::Value {
+    let mut v = serde_json::to_value(scope).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("chats");
+    }
+    v
+}
+
 /// `GET /connections/{id}`.
 pub(super) async fn page(
     State(state): State<Arc<OwnerState>>,
@@ -122,6 +131,9 @@ pub(super) async fn page(
         "names": names,
         "scope_mode": scope_mode,
         "scope_chats": scope_chats,
+        // What this editor does not edit (dates, accounts, per-account rules) goes back as it
+        // was, so saving the chats never widens or narrows anything else.
+        "scope_rest": scope_rest(&c.read_scope),
     });
     let active = status(&c) == "active";
     let disabled = if active { "" } else { " disabled" };

@@ -82,6 +82,12 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     assert_eq!(added.json["account_id"], "work");
     assert_eq!(added.json["connector"], "sim");
     assert_eq!(added.json["state"], "unpaired", "no worker connects it yet");
+    let page = owner.get(&gw, "/account").await?;
+    assert!(
+        page.text.contains("<code>work</code>") && page.text.contains("Work phone"),
+        "the accounts card lists it"
+    );
+    assert!(page.text.contains(r#"data-account="work" data-delete="1""#));
     for (body, field) in [
         (json!({"account_id": "work"}), "account_id"),
         (json!({"account_id": "Work Phone"}), "account_id"),

@@ -49,7 +49,10 @@ impl FakeWorker {
                 let Some(reply) = msg.reply.clone() else {
                     continue;
                 };
-                let op = subjects.op_of(&msg.subject, "rpc").unwrap_or("").to_owned();
+                let op = subjects
+                    .rpc_route(&msg.subject)
+                    .map_or("", |(_, op)| op)
+                    .to_owned();
                 let nats = nats.clone();
                 tokio::spawn(async move {
                     let _ = nats.publish(reply, answer(&op, &msg.payload)).await;

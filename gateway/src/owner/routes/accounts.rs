@@ -1,0 +1,100 @@
+//! The account registry on the account page and the owner API: every account with its state,
+//! adding one, removing one (keeping its archive, or deleting it once its id is typed again).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use http::HeaderMap;
+use wazap_shared::wire::accounts::{
+    AccountList, AccountSummary, AddAccountRequest, RemoveAccountRequest, RemovedAccount,
+};
+use wazap_shared::wire::owner::{Empty, OwnerAddAccount, OwnerListAccounts, OwnerRemoveAccount};
+
+use super::{OwnerError, json};
+use crate::owner::OwnerState;
+use crate::owner::html::esc;
+
+/// `GET /api/accounts` → `{"accounts": [{"account_id", "display_name", "connector"?, "state",
+/// "phone"?, "created_at", "removed_at"?}]}`, `default` first.
+pub(super) async fn list(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+) -> Result<Json<AccountList>, OwnerError> {
+    Ok(Json(
+        state
+            .call::<OwnerListAccounts, _, _>(&headers, Empty {})
+            .await?,
+    ))
+}
+
+/// `POST /api/accounts` `{"account_id", "display_name"?, "connector"?}` → the account added.
+pub(super) async fn add(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<AccountSummary>, OwnerError> {
+    let req: AddAccountRequest = json(&body)?;
+    Ok(Json(
+        state.call::<OwnerAddAccount, _, _>(&headers, req).await?,
+    ))
+}
+
+/// `POST /api/accounts/remove` `{"account_id", "delete_archive"?, "confirm"?}` → what was
+/// kept or deleted; deleting without `confirm` equal to the id is a 400 saying what would go.
+pub(super) async fn remove(
+    State(state): State<Arc<OwnerState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<RemovedAccount>, OwnerError> {
+    let req: RemoveAccountRequest = json(&body)?;
+    Ok(Json(
+        state
+            .call::<OwnerRemoveAccount, _, _>(&headers, req)
+            .await?,
+    ))
+}
+
+/// The "Accounts" card: a row per account (id, name, connector, state, number, removed), a
+/// form to add one, and per account the two ways to remove it.
+pub(super) fn section(list: &AccountList) -> String {
+    let mut rows = String::new();
+    for a in &list.accounts {
+        let removed = a.removed_at.is_some();
+        let actions = if a.account_id == wazap_shared::ids::DEFAULT_ACCOUNT {
+            String::new()
+        } else {
+            let keep = if removed {
+                String::new()
+            } else {
+                format!(
+                    r#"<button type="button" class="account-remove" data-account="{id}">Remove, keep its archive</button> "#,
+                    id = esc(&a.account_id)
+                )
+            };
+            format!(
+                r#"{keep}<button type="button" class="account-remove danger" data-account="{id}" data-delete="1">Delete with its archive</button>"#,
+                id = esc(&a.account_id)
+            )
+        };
+        rows.push_str(&format!(
+            r#"<tr><td><code>{id}</code></td><td>{name}</td><td>{connector}</td><td><span class="state {state}">{state}</span></td><td>{phone}</td><td>{removed}</td><td>{actions}</td></tr>"#,
+            id = esc(&a.account_id),
+            name = esc(&a.display_name),
+            connector = esc(a.connector.as_deref().unwrap_or("deployment's")),
+            state = if removed { "removed" } else { a.state.as_str() },
+            phone = a.phone.as_deref().map(|p| format!("+{}", esc(p))).unwrap_or_default(),
+            removed = if removed { "archive kept" } else { "" },
+        ));
+    }
+    format!(
+        r#"<section class="card" aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
+<p>Each WhatsApp account this deployment keeps. Ids of another account's chats end in <code>-&lt;account&gt;</code>; an AI connection reads the accounts its read scope names (the default one unless told otherwise).</p>
+<table id="accounts"><thead><tr><th>Id</th><th>Name</th><th>Connector</th><th>State</th><th>Number</th><th>Archive</th><th>Actions</th></tr></thead><tbody>{rows}</tbody></table>
+<form id="account-add-form"><label for="account-id">Add an account: its id (a-z, 0-9, -)</label>
+<input id="account-id" name="account_id" required pattern="[a-z0-9][a-z0-9\-]{{0,31}}">
+<label for="account-name">Name</label><input id="account-name" name="display_name">
+<button type="submit">Add account</button></form></section>"#
+    )
+}

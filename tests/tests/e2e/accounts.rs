@@ -1,0 +1,65 @@
+//! Requests travel by account (#27 item 4, DESIGN §8): through the real gateway, each goes to
+//! `<prefix>.rpc.<account>.<op>` for the account it is about — the one named, else the one its
+//! ids name, else `default` — and requests about no account to `<prefix>.rpc._any.<op>`. A raw
+//! subscriber beside the worker sees where each went.
+
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use serde_json::json;
+use wazap_shared::wire::grants::ReadScope;
+use wazap_tests::Stack;
+use wazap_worker::config::ConnectorKind;
+
+#[tokio::test]
+async fn each_request_goes_to_the_subject_of_its_account() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let mut seen = stack
+        .nats
+        .subscribe(format!("{}.rpc.>", stack.subjects.prefix()))
+        .await?;
+    stack.nats.flush().await?;
+    // Another account's chat id, the default one's listing, a named account, a cursor of
+    // another account: the worker answers each (not found or empty), wherever it went.
+    let calls = [
+        (
+            "read_messages",
+            json!({"chat_id": "c_0123456789abcdef0123-work"}),
+            "work",
+        ),
+        ("list_chats", json!({}), "default"),
+        (
+            "search_contacts",
+            json!({"query": "ana", "account_id": "home"}),
+            "home",
+        ),
+        (
+            "wait_for_messages",
+            json!({"cursor": "w1.0123456789abcdef0123456789abcdef.5.second", "timeout_seconds": 1}),
+            "second",
+        ),
+        ("get_send_status", json!({"request_id": "r-1"}), "_any"),
+    ];
+    for (tool, args, _) in &calls {
+        mcp.call(tool, args.clone()).await?;
+    }
+    let mut subjects = Vec::new();
+    while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), seen.next()).await {
+        subjects.push(msg.subject.to_string());
+    }
+    let prefix = stack.subjects.prefix();
+    for (tool, _, account) in &calls {
+        let want = format!("{prefix}.rpc.{account}.{tool}");
+        assert!(subjects.contains(&want), "{want} not among {subjects:?}");
+    }
+    // Nothing about an account went to another's subject.
+    assert!(
+        !subjects
+            .iter()
+            .any(|s| s.ends_with(".read_messages") && !s.contains(".rpc.work.")),
+        "{subjects:?}"
+    );
+    Ok(())
+}
