@@ -44,6 +44,17 @@ pub fn random_hex(n: usize) -> String {
     hex::encode(b)
 }
 
+/// The first column of the one row `sql` returns, as an `i64` (a count).
+pub async fn one(pool: &deadpool_postgres::Pool, sql: &str) -> i64 {
+    pool.get()
+        .await
+        .expect("a pooled connection")
+        .query_one(sql, &[])
+        .await
+        .expect("one row")
+        .get(0)
+}
+
 /// One test's worker: archive, sim connector, state, and its own database and prefix.
 pub struct Harness {
     pub state: AppState,
