@@ -1,7 +1,7 @@
 //! The gateway's configuration (DESIGN §2), read once at start-up from a
 //! [`wazap_shared::config::Source`] so tests can pass a map instead of the process environment.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use wazap_shared::config::{self as cfg, ConfigError, Source};
 
@@ -13,6 +13,8 @@ pub const OWNER_ADDR: &str = "WAZAP_OWNER_ADDR";
 pub const PUBLIC_HOSTS: &str = "WAZAP_PUBLIC_HOSTS";
 /// `WAZAP_OWNER_ORIGIN`.
 pub const OWNER_ORIGIN: &str = "WAZAP_OWNER_ORIGIN";
+/// `WAZAP_TRUSTED_PROXIES`.
+pub const TRUSTED_PROXIES: &str = "WAZAP_TRUSTED_PROXIES";
 /// `WAZAP_MCP_MAX_CONCURRENCY`.
 pub const MCP_MAX_CONCURRENCY: &str = "WAZAP_MCP_MAX_CONCURRENCY";
 /// `WAZAP_MCP_BODY_BUDGET_MIB`.
@@ -48,6 +50,9 @@ pub struct Config {
     pub public_hosts: Vec<String>,
     /// The exact `Origin` of the owner dashboard (`scheme://host[:port]`).
     pub owner_origin: String,
+    /// The reverse proxies whose `X-Forwarded-For` the owner login throttle believes (none by
+    /// default).
+    pub trusted_proxies: TrustedProxies,
     /// Requests of one credential in flight on each listener's `/mcp` and `/api/send/*` (A's, and
     /// B's apart); each listener admits one more, for a credential with none in flight
     /// (`http/permits`). More get `busy`.
@@ -108,6 +113,7 @@ impl Config {
             )?,
             public_hosts: public_hosts(src)?,
             owner_origin: owner_origin(src)?,
+            trusted_proxies: trusted_proxies(src)?,
             mcp_max_concurrency,
             body_budget_bytes: body_budget_mib * 1024 * 1024,
             outbound: cfg::switch(src, OUTBOUND, true)?,
@@ -136,6 +142,95 @@ fn public_hosts(src: &impl Source) -> Result<Vec<String>, ConfigError> {
         return Err(bad());
     }
     Ok(hosts)
+}
+
+/// `WAZAP_TRUSTED_PROXIES`: comma-separated IP addresses or CIDR blocks; empty or unset, none.
+fn trusted_proxies(src: &impl Source) -> Result<TrustedProxies, ConfigError> {
+    let raw = cfg::string(src, TRUSTED_PROXIES, "");
+    let mut blocks = Vec::new();
+    for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let block = Block::parse(entry).ok_or_else(|| {
+            ConfigError::new(
+                TRUSTED_PROXIES,
+                "expected comma-separated IP addresses or CIDR blocks, e.g. 172.16.0.0/12,::1",
+            )
+        })?;
+        if !blocks.contains(&block) {
+            blocks.push(block);
+        }
+    }
+    Ok(TrustedProxies { blocks })
+}
+
+/// The reverse proxies in front of the owner listener (`WAZAP_TRUSTED_PROXIES`): addresses and
+/// CIDR blocks, IPv4 or IPv6. An IPv4 address mapped into IPv6 (`::ffff:10.0.0.1`, as a
+/// dual-stack socket reports it) is matched as the IPv4 address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies {
+    blocks: Vec<Block>,
+}
+
+impl TrustedProxies {
+    /// Whether `ip` is one of them.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.blocks.iter().any(|b| b.contains(ip))
+    }
+
+    /// Whether there are none (the default).
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+/// One CIDR block, its address masked to its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl Block {
+    /// `ip` or `ip/prefix` (host bits past the prefix are ignored).
+    fn parse(entry: &str) -> Option<Block> {
+        let (ip, prefix) = match entry.split_once('/') {
+            Some((ip, prefix))
+                if !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                (ip.parse::<IpAddr>().ok()?, Some(prefix.parse::<u8>().ok()?))
+            }
+            Some(_) => return None,
+            None => (entry.parse::<IpAddr>().ok()?, None),
+        };
+        let ip = ip.to_canonical();
+        let bits = if ip.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(bits);
+        if prefix > bits {
+            return None;
+        }
+        Some(Block {
+            network: mask(ip, prefix),
+            prefix,
+        })
+    }
+
+    fn contains(&self, ip: IpAddr) -> bool {
+        ip.is_ipv4() == self.network.is_ipv4() && mask(ip, self.prefix) == self.network
+    }
+}
+
+/// `ip` with the bits past its first `prefix` cleared.
+fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let keep = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & keep))
+        }
+        IpAddr::V6(v6) => {
+            let keep = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & keep))
+        }
+    }
 }
 
 /// `WAZAP_OWNER_ORIGIN`: `http(s)://host[:port]`, nothing else.
@@ -177,6 +272,50 @@ mod tests {
         assert_eq!(c.mcp_max_concurrency, 2);
         assert_eq!(c.body_budget_bytes, 16 * 1024 * 1024);
         assert!(c.outbound && c.attachments);
+        assert!(c.trusted_proxies.is_empty());
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_and_cidr_blocks() {
+        let c = from(&[(
+            TRUSTED_PROXIES,
+            " 10.1.2.3 , 172.16.0.0/12,fd00::/8, ::1, 192.168.7.9/24,",
+        )])
+        .unwrap();
+        let p = &c.trusted_proxies;
+        let yes = |ip: &str| p.contains(ip.parse().unwrap());
+        for ip in [
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "fd12:3456::1",
+            "::1",
+            "192.168.7.200",
+            "::ffff:10.1.2.3",
+            "::ffff:172.20.0.5",
+        ] {
+            assert!(yes(ip), "{ip}");
+        }
+        for ip in [
+            "10.1.2.4",
+            "172.32.0.1",
+            "fe80::1",
+            "::2",
+            "192.168.8.1",
+            "127.0.0.1",
+            "::ffff:10.1.2.4",
+        ] {
+            assert!(!yes(ip), "{ip}");
+        }
+        let all = from(&[(TRUSTED_PROXIES, "0.0.0.0/0")]).unwrap();
+        assert!(all.trusted_proxies.contains("203.0.113.9".parse().unwrap()));
+        assert!(!all.trusted_proxies.contains("2001:db8::1".parse().unwrap()));
+        assert!(
+            from(&[(TRUSTED_PROXIES, " ")])
+                .unwrap()
+                .trusted_proxies
+                .is_empty()
+        );
     }
 
     #[test]
@@ -214,6 +353,13 @@ mod tests {
             (OWNER_ORIGIN, "ftp://x"),
             (OWNER_ORIGIN, "http://x/path"),
             (OUTBOUND, "sometimes"),
+            (TRUSTED_PROXIES, "proxy.internal"),
+            (TRUSTED_PROXIES, "10.0.0.0/33"),
+            (TRUSTED_PROXIES, "fd00::/129"),
+            (TRUSTED_PROXIES, "10.0.0.1/"),
+            (TRUSTED_PROXIES, "10.0.0.1/+8"),
+            (TRUSTED_PROXIES, "10.0.0.1:443"),
+            (TRUSTED_PROXIES, "10.0.0.1 10.0.0.2"),
         ] {
             let e = from(&[(var, value)]).unwrap_err();
             assert_eq!(e.var, var, "{var}={value}");

@@ -24,7 +24,7 @@ use wazap_shared::wire::send::{
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::bus::Bus;
-use crate::media;
+use crate::media::{self, Base64};
 use crate::objects::{MediaStore, Stored};
 
 /// Least time left for the worker once the media is stored.
@@ -62,15 +62,17 @@ impl Sender {
             .await
     }
 
-    /// `send_media`: validate, store the bytes, then ask the worker.
+    /// `send_media`: validate, store the bytes, then ask the worker. `data` is where the
+    /// request's base64 is ([`media::validate_media`]).
     pub(crate) async fn media(
         &self,
         grant: &VerifiedGrant,
         req: &SendMediaRequest,
+        data: Base64<'_>,
     ) -> Result<SendResult, RpcError> {
         let started = Instant::now();
         check_target(&req.chat_id, &req.request_id)?;
-        let valid = media::validate_media(req)?;
+        let valid = media::validate_media(req, data)?;
         self.may_send(grant, &req.chat_id).await?;
         let stored = self
             .media
@@ -90,15 +92,17 @@ impl Sender {
             .await
     }
 
-    /// `send_voice_note`: validate, store the bytes, then ask the worker.
+    /// `send_voice_note`: validate, store the bytes, then ask the worker (`data` as for
+    /// [`Self::media`]).
     pub(crate) async fn voice(
         &self,
         grant: &VerifiedGrant,
         req: &SendVoiceNoteRequest,
+        data: Base64<'_>,
     ) -> Result<SendResult, RpcError> {
         let started = Instant::now();
         check_target(&req.chat_id, &req.request_id)?;
-        let bytes = media::validate_voice(req)?;
+        let bytes = media::validate_voice(req, data)?;
         self.may_send(grant, &req.chat_id).await?;
         let stored = self
             .media

@@ -21,6 +21,9 @@ pub mod kind {
     pub const CSRF: &str = "csrf token";
     /// The text (or caption) of a message a test sent or injected.
     pub const MESSAGE_TEXT: &str = "message text";
+    /// A phone number of the WhatsApp test network's phones (recorded through
+    /// `wanet::set_secret_hook`, which is told them with this kind and [`MESSAGE_TEXT`]).
+    pub const PHONE_NUMBER: &str = "phone number";
     /// WhatsApp key material (the pairing QR's secret, a pairing code).
     pub const WHATSAPP_KEY: &str = "whatsapp key material";
 }

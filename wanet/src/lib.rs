@@ -19,6 +19,41 @@ use tokio_util::sync::CancellationToken;
 pub use history::HistoryChat;
 pub use phone::{OnDemand, Phone, Received};
 
+/// Where the test harness hears of what the network's phones are and say, which the system under
+/// test must never log: set once with [`set_secret_hook`] (the harness points it at its leak-scan
+/// recorder; wanet depends on nothing of wazap's).
+static SECRET_HOOK: std::sync::OnceLock<fn(&str, &str)> = std::sync::OnceLock::new();
+
+/// From now on, tell `hook` `(kind, value)` for every phone number registered (`phone number`)
+/// and every text or caption a phone sends, quotes or holds as history (`message text`). The
+/// first hook set stays.
+pub fn set_secret_hook(hook: fn(kind: &str, value: &str)) {
+    let _ = SECRET_HOOK.set(hook);
+}
+
+/// Tell the hook, if any, of a secret.
+pub(crate) fn secret(kind: &str, value: &str) {
+    if let Some(hook) = SECRET_HOOK.get() {
+        hook(kind, value);
+    }
+}
+
+/// [`secret`] for each number and text of `chats`.
+pub(crate) fn history_secrets(chats: &[HistoryChat]) {
+    for chat in chats {
+        secret(PHONE_NUMBER, &chat.with);
+        for (_, _, _, text) in &chat.messages {
+            secret(MESSAGE_TEXT, text);
+        }
+    }
+}
+
+/// A registered phone's number (the kinds [`set_secret_hook`]'s hook is told, as the leak scan
+/// names them).
+pub(crate) const PHONE_NUMBER: &str = "phone number";
+/// A text, caption or quoted text a phone sends, or a text of the history it holds.
+pub(crate) const MESSAGE_TEXT: &str = "message text";
+
 /// The app version clients on this network announce (it serves no `sw.js`).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_000_000_000);
 
@@ -72,6 +107,7 @@ impl Network {
             number.len() >= 7 && number.bytes().all(|b| b.is_ascii_digit()),
             "a phone number is 7 or more digits"
         );
+        secret(PHONE_NUMBER, number);
         self.server
             .register(number, name)
             .context("register the account")?;

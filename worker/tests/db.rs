@@ -25,6 +25,7 @@ async fn show(pool: &deadpool_postgres::Pool, setting: &str) -> String {
 
 #[tokio::test]
 async fn sessions_commit_synchronously_and_statements_are_bounded() {
+    common::init_logs();
     let pool = wazap_worker::db::pool(&base_url(), 1).expect("pool");
     assert_eq!(show(&pool, "synchronous_commit").await, "on");
     assert_eq!(show(&pool, "statement_timeout").await, "30s");
@@ -55,6 +56,7 @@ async fn sessions_commit_synchronously_and_statements_are_bounded() {
 
 #[tokio::test]
 async fn a_postgres_that_never_answers_fails_the_call_instead_of_hanging_it() {
+    common::init_logs();
     // Takes the TCP connection, never says a word.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -81,9 +83,12 @@ async fn a_postgres_that_never_answers_fails_the_call_instead_of_hanging_it() {
 /// DETAIL quote (a unique violation's `Key (v)=(…) already exists`): those are the owner's data.
 #[tokio::test]
 async fn a_database_error_is_shown_without_the_values_it_quotes() {
+    common::init_logs();
     let pool = wazap_worker::db::pool(&base_url(), 1).expect("pool");
     let db = pool.get().await.expect("connection");
     let value = format!("leak-probe-{}", common::random_hex(6));
+    // The owner's data as far as the scan knows: no log line may quote it.
+    wazap_shared::leak::record_secret("message text", &value);
     db.batch_execute("create temp table probe (v text constraint probe_v_key unique)")
         .await
         .expect("a temp table");

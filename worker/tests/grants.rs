@@ -12,15 +12,18 @@ use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode};
 use wazap_worker::db;
 use wazap_worker::grants::{self, NewConnection};
 
-const BASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+mod common;
 
-/// A fresh, migrated database; its URL and a pool on it.
+/// A fresh, migrated database; its URL and a pool on it. Every test starts here, so this also
+/// installs the leak scan's capture (`common::init_logs`).
 async fn fresh_db() -> (String, Pool) {
-    let mut suffix = [0u8; 6];
-    getrandom::fill(&mut suffix).unwrap();
-    let url = db::create_database(BASE_URL, &format!("wazap_t_{}", hex::encode(suffix)))
-        .await
-        .unwrap();
+    common::init_logs();
+    let url = db::create_database(
+        &common::base_url(),
+        &format!("wazap_t_{}", common::random_hex(6)),
+    )
+    .await
+    .unwrap();
     let pool = db::pool(&url, 4).unwrap();
     db::migrate(&pool).await.unwrap();
     (url, pool)
@@ -84,7 +87,7 @@ async fn created_token_verifies_against_the_jwks() {
     grants::ensure_signing_key(&pool).await.unwrap();
     let before = Utc::now().timestamp();
     let (conn, token) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
             .await
             .unwrap();
     assert!(conn.id.starts_with("conn_") && conn.id.len() == 5 + 16);
@@ -131,7 +134,7 @@ async fn authorize_accepts_a_current_grant_and_loads_scope_and_policy() {
         until: None,
         ..ReadScope::all()
     };
-    let (conn, _) = grants::create_connection(&pool, new_conn(ConnectionKind::Remote, scope))
+    let (conn, _) = common::create_connection(&pool, new_conn(ConnectionKind::Remote, scope))
         .await
         .unwrap();
     pool.get()
@@ -175,19 +178,19 @@ async fn authorize_rejects_every_bad_grant_alike() {
     let (_url, pool) = fresh_db().await;
     grants::ensure_signing_key(&pool).await.unwrap();
     let (remote, _) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
             .await
             .unwrap();
     let (local, _) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Local, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Local, ReadScope::all()))
             .await
             .unwrap();
     let (expiring, _) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
             .await
             .unwrap();
     let (revoked, _) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
             .await
             .unwrap();
     let client = pool.get().await.unwrap();
@@ -266,7 +269,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
     let invalid = |n: NewConnection| {
         let pool = pool.clone();
         async move {
-            let e = grants::create_connection(&pool, n).await.unwrap_err();
+            let e = common::create_connection(&pool, n).await.unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument);
             e.message().to_owned()
         }
@@ -307,7 +310,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
     assert!(invalid(n).await.starts_with("read_scope.until:"));
 
     let (a, _) =
-        grants::create_connection(&pool, new_conn(ConnectionKind::Local, ReadScope::all()))
+        common::create_connection(&pool, new_conn(ConnectionKind::Local, ReadScope::all()))
             .await
             .unwrap();
     let mut n = new_conn(
@@ -322,7 +325,7 @@ async fn connections_are_validated_and_listed_without_tokens() {
         },
     );
     n.name = " second ".into();
-    let (b, _) = grants::create_connection(&pool, n).await.unwrap();
+    let (b, _) = common::create_connection(&pool, n).await.unwrap();
     grants::revoke_connection(&pool, &b.id).await.unwrap();
     let list = grants::list_connections(&pool).await.unwrap();
     assert_eq!(list.len(), 2);
@@ -421,6 +424,7 @@ async fn cli_creates_lists_and_revokes_connections() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let token = stdout.trim_end();
+    wazap_shared::leak::record_token("bearer token", token);
     assert_eq!(stdout.lines().count(), 1, "only the token on stdout");
     assert_eq!(token.split('.').count(), 3);
     let stderr = String::from_utf8(out.stderr).unwrap();

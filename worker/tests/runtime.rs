@@ -3,6 +3,7 @@
 //! shutdown — also while it is still waiting for Postgres, and within the drain limit
 //! ([`drain`]).
 
+mod common;
 #[path = "runtime/drain.rs"]
 mod drain;
 
@@ -35,7 +36,10 @@ fn config(database_url: &str, prefix: &str) -> Config {
     config_on(database_url, NATS_URL, prefix)
 }
 
+/// Every test here starts its worker from this configuration, so it also installs the leak
+/// scan's capture of what the in-process worker logs (`common::init_logs`).
 fn config_on(database_url: &str, nats_url: &str, prefix: &str) -> Config {
+    common::init_logs();
     let src: HashMap<&str, &str> = [
         ("WAZAP_DATABASE_URL", database_url),
         ("WAZAP_NATS_URL", nats_url),
@@ -144,7 +148,7 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
     // A token the worker verifies itself reaches the handler; no header naming the caller is
     // believed, and a token not signed by this worker's key, or stale, is refused.
     let pool = db::pool(&url, 2).unwrap();
-    let (conn, token) = grants::create_connection(
+    let (conn, token) = common::create_connection(
         &pool,
         NewConnection {
             name: "t".into(),
@@ -207,6 +211,7 @@ async fn run_serves_ping_jwks_and_authorised_ops_then_stops() {
     let client = pool.get().await.unwrap();
     let stale = grants::issue_token(&client, &claims(1)).await.unwrap();
     for bad in [tampered, strangers, stale] {
+        wazap_shared::leak::record_token("bearer token", &bad);
         assert_eq!(
             list(&[(HEADER_TOKEN, &bad), ("Wazap-Loopback", "1")]).await,
             Err(ErrorCode::Unauthenticated)

@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Harness, base_url, nats_url, phone, random_hex, text};
+use common::{Harness, base_url, init_logs, nats_url, phone, random_hex, text};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::ErrorCode;
@@ -30,7 +30,12 @@ const BREAK_POLICY: &str = "alter table archive_policy
 
 fn inject(id: &str) -> InjectMessage {
     InjectMessage {
-        message: text(&phone("972505550009"), id, common::at(1), "hello"),
+        message: text(
+            &phone("972505550009"),
+            id,
+            common::at(1),
+            "hello from the supervisor test",
+        ),
     }
 }
 
@@ -72,6 +77,7 @@ async fn a_dead_archive_writer_makes_ping_answer_not_ready() {
 
 #[tokio::test]
 async fn a_dead_archive_writer_stops_run_within_the_drain_limit_with_an_error() {
+    init_logs();
     let db_name = format!("wazap_t_{}", random_hex(8));
     let url = db::create_database(&base_url(), &db_name)
         .await

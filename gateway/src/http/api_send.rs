@@ -3,7 +3,13 @@
 //! guard, bearer auth (credentials in the URL refused), concurrency limit, body budget and
 //! clock, and deadlines as `/mcp`, in the same order. Errors are an HTTP status plus `{"error":{"code","message"}}` from the one error
 //! edge. With `WAZAP_OUTBOUND=off` none of these routes exist (404).
+//!
+//! A media or voice body is parsed with its `data_base64` borrowed from the body, which is then
+//! decoded where it lies ([`media_body`]): one send in flight holds its body's buffer and
+//! nothing more (DESIGN §11), not the body, a copy of the base64 and the decoded bytes.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -12,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
 use http::{StatusCode, header};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{
@@ -23,6 +30,7 @@ use crate::error::ApiError;
 use crate::http::permits::BodyHold;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
+use crate::media::Base64;
 use crate::metrics;
 use crate::state::{AppState, ListenerPolicy};
 
@@ -64,10 +72,14 @@ async fn media(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<SendMediaRequest>(&state, req, SEND_BODY_LIMIT).await {
-        Ok((body, _hold)) => {
-            answer(metrics::api_call("send_media", state.sender.media(&grant, &body)).await)
-        }
+    let (body, _hold) = match read_json_body(&state, req, SEND_BODY_LIMIT).await {
+        Ok(read) => read,
+        Err(e) => return e.into_response(),
+    };
+    match media_body(body) {
+        Ok((request, data)) => answer(
+            metrics::api_call("send_media", state.sender.media(&grant, &request, data)).await,
+        ),
         Err(e) => e.into_response(),
     }
 }
@@ -77,10 +89,18 @@ async fn voice(
     Extension(grant): Extension<VerifiedGrant>,
     req: Request,
 ) -> Response {
-    match read_json::<SendVoiceNoteRequest>(&state, req, SEND_BODY_LIMIT).await {
-        Ok((body, _hold)) => {
-            answer(metrics::api_call("send_voice_note", state.sender.voice(&grant, &body)).await)
-        }
+    let (body, _hold) = match read_json_body(&state, req, SEND_BODY_LIMIT).await {
+        Ok(read) => read,
+        Err(e) => return e.into_response(),
+    };
+    match voice_body(body) {
+        Ok((request, data)) => answer(
+            metrics::api_call(
+                "send_voice_note",
+                state.sender.voice(&grant, &request, data),
+            )
+            .await,
+        ),
         Err(e) => e.into_response(),
     }
 }
@@ -106,15 +126,24 @@ fn answer(result: Result<SendResult, RpcError>) -> Response {
     }
 }
 
-/// The body as `T`: `Content-Type: application/json` (else 415), at most `max` bytes (else 413)
-/// read within the body budget and clock ([`limit::read_body`]), JSON of the right shape (else 400
-/// naming the field, never the value). The hold on the budget comes back with it, for the handler
-/// to keep until it has answered.
+/// The body as `T` ([`read_json_body`], then [`parse`]).
 async fn read_json<T: DeserializeOwned>(
     state: &AppState,
     req: Request,
     max: usize,
 ) -> Result<(T, BodyHold), ApiError> {
+    let (bytes, hold) = read_json_body(state, req, max).await?;
+    Ok((parse(&bytes)?, hold))
+}
+
+/// The body's bytes: `Content-Type: application/json` (else 415), at most `max` bytes (else 413)
+/// read within the body budget and clock ([`limit::read_body`]). The hold on the budget comes
+/// back with it, for the handler to keep until it has answered.
+async fn read_json_body(
+    state: &AppState,
+    req: Request,
+    max: usize,
+) -> Result<(Vec<u8>, BodyHold), ApiError> {
     let is_json = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -129,8 +158,12 @@ async fn read_json<T: DeserializeOwned>(
         .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
     }
     let (parts, body) = req.into_parts();
-    let (bytes, hold) = limit::read_body(&parts.headers, body, max, &state.body_budget).await?;
-    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    limit::read_body(&parts.headers, body, max, &state.body_budget).await
+}
+
+/// `bytes` as JSON of the right shape (else 400 naming the field, never the value).
+fn parse<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
         let message = if e.inner().is_syntax() || e.inner().is_eof() {
             "the body is not valid JSON".to_owned()
@@ -141,5 +174,216 @@ async fn read_json<T: DeserializeOwned>(
     })?;
     de.end()
         .map_err(|_| ApiError::new(ErrorCode::InvalidArgument, "the body is not valid JSON"))?;
-    Ok((value, hold))
+    Ok(value)
+}
+
+/// The send bodies as the wire types parse them, with `data_base64` borrowed from the body when
+/// it has no escapes. Same names, fields and order as the wire types, so serde's errors read the
+/// same ("expected struct SendMediaRequest …", "unknown field …, expected one of …").
+mod borrowed {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use wazap_shared::wire::send::MediaKind;
+
+    /// `send_media`'s body.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct SendMediaRequest<'a> {
+        pub(super) chat_id: String,
+        pub(super) request_id: String,
+        pub(super) kind: MediaKind,
+        #[serde(borrow)]
+        pub(super) data_base64: Cow<'a, str>,
+        pub(super) mime_type: String,
+        #[serde(default)]
+        pub(super) filename: Option<String>,
+        #[serde(default)]
+        pub(super) caption: Option<String>,
+        #[serde(default)]
+        pub(super) seconds: Option<u32>,
+    }
+
+    /// `send_voice_note`'s body.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct SendVoiceNoteRequest<'a> {
+        pub(super) chat_id: String,
+        pub(super) request_id: String,
+        #[serde(borrow)]
+        pub(super) data_base64: Cow<'a, str>,
+        pub(super) seconds: u32,
+    }
+}
+
+/// A `send_media` body: the request with its `data_base64` left empty, and where that base64
+/// is — in the body, decoded there later ([`Base64::InBuffer`]), or, when the JSON string had
+/// escapes (`\/`), a string of its own.
+pub(crate) fn media_body(body: Vec<u8>) -> Result<(SendMediaRequest, Base64<'static>), ApiError> {
+    let parsed: borrowed::SendMediaRequest<'_> = parse(&body)?;
+    let place = locate(&body, parsed.data_base64);
+    let request = SendMediaRequest {
+        chat_id: parsed.chat_id,
+        request_id: parsed.request_id,
+        kind: parsed.kind,
+        data_base64: String::new(),
+        mime_type: parsed.mime_type,
+        filename: parsed.filename,
+        caption: parsed.caption,
+        seconds: parsed.seconds,
+    };
+    Ok((request, place.into_base64(body)))
+}
+
+/// A `send_voice_note` body, as [`media_body`].
+pub(crate) fn voice_body(
+    body: Vec<u8>,
+) -> Result<(SendVoiceNoteRequest, Base64<'static>), ApiError> {
+    let parsed: borrowed::SendVoiceNoteRequest<'_> = parse(&body)?;
+    let place = locate(&body, parsed.data_base64);
+    let request = SendVoiceNoteRequest {
+        chat_id: parsed.chat_id,
+        request_id: parsed.request_id,
+        data_base64: String::new(),
+        seconds: parsed.seconds,
+    };
+    Ok((request, place.into_base64(body)))
+}
+
+/// Where a parsed `data_base64` is.
+enum Place {
+    /// These bytes of the body.
+    Body(Range<usize>),
+    /// Unescaped into a string of its own.
+    Own(String),
+}
+
+impl Place {
+    /// The base64 to decode, given the body back.
+    fn into_base64(self, body: Vec<u8>) -> Base64<'static> {
+        match self {
+            Place::Body(range) => Base64::InBuffer { buf: body, range },
+            Place::Own(text) => Base64::String(text),
+        }
+    }
+}
+
+/// Where `data` is: a range of `body` when it was borrowed from it.
+fn locate(body: &[u8], data: Cow<'_, str>) -> Place {
+    match data {
+        Cow::Borrowed(text) => {
+            let start = text.as_ptr().addr().wrapping_sub(body.as_ptr().addr());
+            let range = start..start.wrapping_add(text.len());
+            // Always so for a string borrowed from the body; anything else is copied.
+            if body
+                .get(range.clone())
+                .is_some_and(|b| b.as_ptr() == text.as_ptr())
+            {
+                Place::Body(range)
+            } else {
+                Place::Own(text.to_owned())
+            }
+        }
+        Cow::Owned(text) => Place::Own(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn decoded(data: Base64<'_>) -> Vec<u8> {
+        data.decode().expect("valid base64")
+    }
+
+    #[test]
+    fn a_media_body_is_decoded_where_it_lies_unless_its_string_had_escapes() {
+        let body = br#"{"chat_id":"c_1","request_id":"r-1","kind":"document","data_base64":"aGk/","mime_type":"text/plain"}"#;
+        let (request, data) = media_body(body.to_vec()).expect("parses");
+        assert!(matches!(data, Base64::InBuffer { .. }), "{data:?}");
+        assert_eq!(decoded(data), b"hi?");
+        assert_eq!(request.data_base64, "");
+        assert_eq!(request.mime_type, "text/plain");
+
+        // `\/` is `/`: the string is unescaped into one of its own, decoded alike.
+        let escaped = br#"{"chat_id":"c_1","request_id":"r-1","kind":"document","data_base64":"aGk\/","mime_type":"text/plain"}"#;
+        let (_, data) = media_body(escaped.to_vec()).expect("parses");
+        assert!(matches!(data, Base64::String(_)), "{data:?}");
+        assert_eq!(decoded(data), b"hi?");
+
+        let voice = br#"{"chat_id":"c_1","request_id":"r-1","data_base64":"aGk=","seconds":3}"#;
+        let (request, data) = voice_body(voice.to_vec()).expect("parses");
+        assert!(matches!(data, Base64::InBuffer { .. }));
+        assert_eq!((request.seconds, decoded(data)), (3, b"hi".to_vec()));
+    }
+
+    /// The borrowing bodies take what the wire types take and refuse the rest with the same
+    /// answer.
+    #[test]
+    fn the_borrowing_bodies_parse_as_the_wire_types() {
+        let media = json!({"chat_id": "c_1", "request_id": "r-1", "kind": "image",
+            "data_base64": "aGk=", "mime_type": "image/png", "filename": "a.png",
+            "caption": "x", "seconds": 4});
+        let mut bodies = vec![media.to_string()];
+        for (field, value) in [
+            ("kind", json!("sticker")),
+            ("seconds", json!("4")),
+            ("seconds", json!(-1)),
+            ("data_base64", json!(7)),
+            ("caption", json!(null)),
+            ("chat_id", json!(["c_1"])),
+            ("extra", json!(1)),
+        ] {
+            let mut body = media.clone();
+            body[field] = value;
+            bodies.push(body.to_string());
+        }
+        for field in ["chat_id", "kind", "data_base64", "mime_type", "filename"] {
+            let mut body = media.clone();
+            body.as_object_mut().unwrap().remove(field);
+            bodies.push(body.to_string());
+        }
+        bodies.extend(["", "{", "[]", "null", "{} {}"].map(str::to_owned));
+        bodies.push(format!("{media} x"));
+        for body in &bodies {
+            let wire = parse::<SendMediaRequest>(body.as_bytes());
+            let ours = media_body(body.as_bytes().to_vec());
+            match (wire, ours) {
+                (Ok(mut wire), Ok((ours, data))) => {
+                    wire.data_base64 = String::from_utf8(decoded(data)).unwrap();
+                    assert_eq!(wire.data_base64, "hi", "{body}");
+                    wire.data_base64 = String::new();
+                    assert_eq!(wire, ours, "{body}");
+                }
+                (Err(wire), Err(ours)) => {
+                    assert_eq!(format!("{wire:?}"), format!("{ours:?}"), "{body}");
+                }
+                (wire, ours) => panic!("{body}: {:?} vs {:?}", wire.is_ok(), ours.is_ok()),
+            }
+        }
+        let voice = json!({"chat_id": "c_1", "request_id": "r-1", "data_base64": "aGk=",
+            "seconds": 3});
+        let mut bodies = vec![voice.to_string()];
+        for (field, value) in [("seconds", json!(null)), ("kind", json!("audio"))] {
+            let mut body = voice.clone();
+            body[field] = value;
+            bodies.push(body.to_string());
+        }
+        for body in &bodies {
+            let wire = parse::<SendVoiceNoteRequest>(body.as_bytes()).map(|mut w| {
+                w.data_base64 = String::new();
+                w
+            });
+            let ours = voice_body(body.as_bytes().to_vec()).map(|(ours, _)| ours);
+            match (wire, ours) {
+                (Ok(wire), Ok(ours)) => assert_eq!(wire, ours, "{body}"),
+                (Err(wire), Err(ours)) => {
+                    assert_eq!(format!("{wire:?}"), format!("{ours:?}"), "{body}");
+                }
+                (wire, ours) => panic!("{body}: {:?} vs {:?}", wire.is_ok(), ours.is_ok()),
+            }
+        }
+    }
 }

@@ -18,7 +18,6 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use futures::StreamExt as _;
 use http::{StatusCode, header};
 use http_body_util::BodyExt as _;
@@ -96,7 +95,8 @@ pub(crate) const BODY_GRACE: Duration = Duration::from_secs(10);
 /// a 12 MiB send body then takes at most 10 s + 6.4 min, which a 1 Mbit/s uplink beats tenfold.
 pub(crate) const MIN_BODY_RATE: u64 = 32 * 1024;
 
-/// A request body of at most `max` bytes, with its bytes held in `budget`; else
+/// A request body of at most `max` bytes (a `Vec` the caller may decode in place), with its bytes
+/// held in `budget`; else
 /// `request_too_large` (413), `busy` (429: the budget is spent), `deadline_exceeded` with 408 (the
 /// body stalled for [`BODY_IDLE_TIMEOUT`] or fell below [`MIN_BODY_RATE`] after [`BODY_GRACE`]),
 /// or `invalid_argument` (cut short). Past `max` the body is drained up to [`DRAIN_MARGIN`] more
@@ -106,7 +106,7 @@ pub(crate) async fn read_body(
     body: Body,
     max: usize,
     budget: &BodyBudget,
-) -> Result<(Bytes, BodyHold), ApiError> {
+) -> Result<(Vec<u8>, BodyHold), ApiError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -147,7 +147,7 @@ pub(crate) async fn read_body(
     if seen > max {
         return Err(too_large_error());
     }
-    Ok((Bytes::from(bytes), hold))
+    Ok((bytes, hold))
 }
 
 /// When the next piece of a body must have come, `seen` bytes having come since `started`: within

@@ -8,6 +8,8 @@ use rmcp::{tool, tool_router};
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::{SendMediaRequest, SendResult};
 
+use crate::media::Base64;
+
 use super::{
     Gate, McpServer, SEND_BODY_LIMIT, ToolEntry, input_schema, output_schema, parse_args, respond,
 };
@@ -60,7 +62,9 @@ impl McpServer {
         grant: &VerifiedGrant,
         args: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
-        let request: SendMediaRequest = parse_args(args)?;
-        Ok(respond(self.sender.media(grant, &request).await))
+        let mut request: SendMediaRequest = parse_args(args)?;
+        // The base64 goes with the decoding, so it is not held while the bytes are stored.
+        let data = Base64::String(std::mem::take(&mut request.data_base64));
+        Ok(respond(self.sender.media(grant, &request, data).await))
     }
 }

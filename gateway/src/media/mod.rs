@@ -9,6 +9,7 @@ use wazap_shared::checks;
 use wazap_shared::wire::send::{MediaKind, SendMediaRequest, SendVoiceNoteRequest};
 use wazap_shared::{ErrorCode, RpcError};
 
+pub(crate) use self::encoding::Base64;
 pub(crate) use self::encoding::decode as decode_base64;
 use self::sniff::{Container, sniff};
 
@@ -30,8 +31,13 @@ pub(crate) struct ValidMedia {
 
 /// Check a `send_media` request's media fields, in the order DESIGN §5/§7 give: argument shapes
 /// (`invalid_argument`), then the encoding (`invalid_base64`, `media_too_large`), then the bytes
-/// against kind, `mime_type`, file name and caption (`invalid_media`).
-pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcError> {
+/// against kind, `mime_type`, file name and caption (`invalid_media`). `data` is the request's
+/// base64, wherever it is ([`Base64`]); the request's own `data_base64` is not read (it is left
+/// empty when the base64 was taken out of it or left in the body).
+pub(crate) fn validate_media(
+    req: &SendMediaRequest,
+    data: Base64<'_>,
+) -> Result<ValidMedia, RpcError> {
     let mime = checks::mime_type(&req.mime_type)?;
     let caption = req.caption.as_deref().filter(|c| !c.is_empty());
     checks::caption_length(caption)?;
@@ -44,7 +50,7 @@ pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcEr
         }
         _ => {}
     }
-    let bytes = encoding::decode(&req.data_base64)?;
+    let bytes = data.decode()?;
     let container = sniff(&bytes);
     let expected = match (req.kind, mime.as_str()) {
         (MediaKind::Image, "image/jpeg") => Some(Container::Jpeg),
@@ -74,12 +80,16 @@ pub(crate) fn validate_media(req: &SendMediaRequest) -> Result<ValidMedia, RpcEr
     })
 }
 
-/// Check a `send_voice_note` request: `seconds` 1–3600, then Ogg/Opus bytes.
-pub(crate) fn validate_voice(req: &SendVoiceNoteRequest) -> Result<Vec<u8>, RpcError> {
+/// Check a `send_voice_note` request: `seconds` 1–3600, then Ogg/Opus bytes (`data` as for
+/// [`validate_media`]).
+pub(crate) fn validate_voice(
+    req: &SendVoiceNoteRequest,
+    data: Base64<'_>,
+) -> Result<Vec<u8>, RpcError> {
     if !(1..=MAX_VOICE_SECONDS).contains(&req.seconds) {
         return Err(RpcError::invalid("seconds", "must be from 1 to 3600"));
     }
-    let bytes = encoding::decode(&req.data_base64)?;
+    let bytes = data.decode()?;
     if sniff(&bytes) != Container::OggOpus {
         return Err(invalid_media(
             "a voice note must be Ogg/Opus (an OpusHead in the first page)",

@@ -23,7 +23,7 @@ use wazap_shared::wire::owner::{OwnerAnswer, OwnerCall};
 use wazap_shared::{ErrorCode, RpcError};
 
 use crate::bus::Bus;
-use crate::config::Config;
+use crate::config::{Config, TrustedProxies};
 use crate::error::ApiError;
 use crate::state::{AppState, ListenerPolicy};
 
@@ -43,6 +43,8 @@ pub(crate) struct OwnerState {
     host: String,
     /// Whether the origin is https (cookies get `Secure` and the `__Host-` prefix).
     secure: bool,
+    /// `WAZAP_TRUSTED_PROXIES`: whose `X-Forwarded-For` names a login's source.
+    trusted_proxies: TrustedProxies,
 }
 
 /// The owner listener's app: the owner routes, and `/mcp` and `/api/send/*` on the process's
@@ -55,6 +57,7 @@ pub(crate) fn owner_listener(config: &Config, state: Arc<AppState>, bound_port: 
         host: host.to_owned(),
         secure: scheme == "https",
         origin: origin.clone(),
+        trusted_proxies: config.trusted_proxies.clone(),
     });
     let listener = ListenerPolicy::new(config, std::slice::from_ref(&owner.host), bound_port);
     routes::router(owner).merge(crate::http::mcp_routes(state, listener))

@@ -121,19 +121,25 @@ async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
     let (s, _, b) = post_raw(&url, &[("authorization", &auth)], big).await?;
     assert_eq!(code_of(s, &b), "413:request_too_large");
 
-    // Hold two calls in flight: the worker is replaced by a responder that answers slowly.
+    // Hold two calls in flight: the worker is replaced by a responder that answers once released
+    // (or after 10 s).
     stack.stop_worker().await?;
     let mut slow = stack
         .nats
         .subscribe(stack.subjects.rpc(Some("default"), "list_chats"))
         .await?;
     let nats = stack.nats.clone();
+    // Counts the calls that reached the responder: each holds its permit until answered.
+    let (arrived, mut reached) = tokio::sync::watch::channel(0usize);
+    let (release, released) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         use futures::StreamExt;
         while let Some(msg) = slow.next().await {
-            let nats = nats.clone();
+            arrived.send_modify(|n| *n += 1);
+            let (nats, mut released) = (nats.clone(), released.clone());
             tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(1500)).await;
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(10), released.wait_for(|r| *r)).await;
                 if let Some(reply) = msg.reply {
                     let _ = nats
                         .publish(
@@ -158,7 +164,9 @@ async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Both held calls are at the responder (not merely started: on a loaded machine they may
+    // take longer than any fixed sleep to get their permits).
+    tokio::time::timeout(Duration::from_secs(10), reached.wait_for(|n| *n >= 2)).await??;
     let (s, h, b) = post_raw(
         &url,
         &[("authorization", &auth)],
@@ -167,6 +175,7 @@ async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
     .await?;
     assert_eq!(code_of(s, &b), "429:busy");
     assert!(h.get("retry-after").is_some());
+    release.send_replace(true);
     for h in held {
         let (s, _, _) = h.await??;
         assert_eq!(s, 200, "the held calls complete");

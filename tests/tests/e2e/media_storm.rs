@@ -1,8 +1,9 @@
 //! Twenty 8 MiB media sends at once (#26 item 4), against the real `wazap-gateway` binary as a
 //! child process (its RSS is its own) and a sim worker: every send is answered 200 `accepted` or
 //! 429 `busy`, at least one goes out, the gateway's peak RSS grows by no more than one send's
-//! worth (DESIGN §11's 40 MiB is printed, not met: [`DESIGN_BOUND_KIB`]), and the media bucket holds nothing once the sends are over (the worker deletes what it sent;
-//! a busy send stored nothing).
+//! worth ([`ONE_SEND_KIB`]; DESIGN §11's 40 MiB in all is printed: [`DESIGN_BOUND_KIB`]), and
+//! the media bucket holds nothing once the sends are over (the worker deletes what it sent; a
+//! busy send stored nothing).
 //!
 //! Each request is written on a raw socket while its answer is read: the gateway may answer
 //! `busy` before reading a byte of the body and close the connection, so a client that only
@@ -24,17 +25,17 @@ use wazap_worker::config::ConnectorKind;
 
 use crate::edge::client::spawn_gateway;
 
-/// DESIGN §11: the gateway within 40 MiB RSS under load. NOT MET by the debug binary the tests
-/// run: it idles at about 29 MiB (25 MiB of it the binary's own file-backed pages, 4 MiB heap),
-/// and one 8 MiB send in flight adds about 30 MiB of heap — its 11.2 MiB JSON body, the
-/// 11.2 MiB `data_base64` string parsed out of it, and the 8 MiB decoded — so the peak here is
-/// about 60 MiB. Printed on every run; asserted only as [`ONE_SEND_KIB`] until the body is
-/// decoded as it streams in.
+/// DESIGN §11: the gateway within 40 MiB RSS under load. Not met by the debug binary the tests
+/// run, by its size: it idles at about 30 MiB, 25 MiB of it the binary's own file-backed pages.
+/// Printed on every run; what is asserted is [`ONE_SEND_KIB`].
 const DESIGN_BOUND_KIB: u64 = 40 * 1024;
 /// What is asserted: the storm costs no more than one send in flight above idle (the body
-/// budget admits one 12 MiB body at a time, the rest are `busy` before their bodies are read),
-/// with a margin.
-const ONE_SEND_KIB: u64 = 36 * 1024;
+/// budget admits one 12 MiB body at a time, the rest are `busy` before their bodies are read).
+/// One send holds its 11.2 MiB JSON body, whose base64 is decoded in place over it
+/// (`http::api_send`), and little else: measured 13.1–13.3 MiB above idle (debug binary, peak
+/// about 43.5 MiB). Before the in-place decoding, which kept the body, a copy of the base64 and
+/// the decoded bytes, it was 31.9 MiB (peak 64.5 MiB); a copy of either would pass 18 MiB.
+const ONE_SEND_KIB: u64 = 18 * 1024;
 const SENDS: usize = 20;
 const CREDENTIALS: usize = 4;
 const MEDIA_BYTES: usize = 8 * 1024 * 1024;

@@ -46,6 +46,8 @@ impl Phone {
         author: &str,
         quoted_text: &str,
     ) -> anyhow::Result<String> {
+        crate::secret(crate::MESSAGE_TEXT, text);
+        crate::secret(crate::MESSAGE_TEXT, quoted_text);
         let context = wa::ContextInfo {
             stanza_id: Some(quoted.to_owned()),
             participant: Some(pn(author).to_string()),
@@ -65,6 +67,7 @@ impl Phone {
         text: &str,
         mentioned: &[&str],
     ) -> anyhow::Result<String> {
+        crate::secret(crate::MESSAGE_TEXT, text);
         let context = wa::ContextInfo {
             mentioned_jid: mentioned.iter().map(|m| pn(m).to_string()).collect(),
             ..Default::default()

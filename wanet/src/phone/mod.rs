@@ -195,6 +195,7 @@ impl Phone {
 
     /// Send a text to `to` (an account's digits or a group JID); the message id.
     pub async fn send_text(&self, to: &str, text: &str) -> anyhow::Result<String> {
+        crate::secret(crate::MESSAGE_TEXT, text);
         self.send(
             to,
             wa::Message {
@@ -219,6 +220,7 @@ impl Phone {
         chunk: u32,
         progress: u32,
     ) -> anyhow::Result<()> {
+        crate::history_secrets(chats);
         let page = crate::history::notification(chats, chunk, progress);
         self.send(&self.number.clone(), page).await.map(|_| ())
     }
@@ -239,6 +241,7 @@ impl Phone {
         caption: &str,
         thumbnail: Vec<u8>,
     ) -> anyhow::Result<String> {
+        crate::secret(crate::MESSAGE_TEXT, caption);
         let up = self
             .client
             .upload(jpeg, MediaType::Image, UploadOptions::default())
@@ -270,6 +273,7 @@ impl Phone {
 
     /// Keep `chats` as older history the phone hands out on request, and how it answers.
     pub fn hold_older(&self, mode: OnDemand, chats: Vec<crate::HistoryChat>) {
+        crate::history_secrets(&chats);
         *self.older.lock().unwrap_or_else(|p| p.into_inner()) = (mode, chats);
     }
 

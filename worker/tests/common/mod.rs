@@ -44,6 +44,17 @@ pub fn random_hex(n: usize) -> String {
     hex::encode(b)
 }
 
+/// The first column of the one row `sql` returns, as an `i64` (a count).
+pub async fn one(pool: &deadpool_postgres::Pool, sql: &str) -> i64 {
+    pool.get()
+        .await
+        .expect("a pooled connection")
+        .query_one(sql, &[])
+        .await
+        .expect("one row")
+        .get(0)
+}
+
 /// One test's worker: archive, sim connector, state, and its own database and prefix.
 pub struct Harness {
     pub state: AppState,
@@ -239,6 +250,16 @@ pub fn group_text(
     }
 }
 
+/// `grants::create_connection`, with the bearer token it makes recorded for the leak scan.
+pub async fn create_connection(
+    pool: &deadpool_postgres::Pool,
+    new: wazap_worker::grants::NewConnection,
+) -> Result<(wazap_worker::grants::ConnectionRow, String), wazap_worker::error::Error> {
+    let (conn, token) = wazap_worker::grants::create_connection(pool, new).await?;
+    wazap_shared::leak::record_token("bearer token", &token);
+    Ok((conn, token))
+}
+
 /// A connection that may read everything and send by `mode` to `chats`, as a gateway that
 /// verified its token presents it.
 pub async fn sender(
@@ -251,7 +272,7 @@ pub async fn sender(
     wazap_worker::grants::ensure_signing_key(&h.pool)
         .await
         .expect("signing key");
-    let (conn, token) = wazap_worker::grants::create_connection(
+    let (conn, token) = create_connection(
         &h.pool,
         wazap_worker::grants::NewConnection {
             name: "assistant".into(),
@@ -262,7 +283,6 @@ pub async fn sender(
     )
     .await
     .expect("connection");
-    wazap_shared::leak::record_token("bearer token", &token);
     wazap_worker::grants::set_send_permission(
         &h.pool,
         PermissionEdit {

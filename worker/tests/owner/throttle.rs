@@ -15,7 +15,7 @@ use wazap_worker::owner::session::login;
 use wazap_worker::owner::source::Source;
 use wazap_worker::owner::throttle::{FREE_FAILURES, GLOBAL_FREE_FAILURES};
 
-use crate::common::Harness;
+use crate::common::{Harness, one};
 
 const PASSWORD: &str = "correct horse battery staple";
 const WRONG: &str = "wrong password";
@@ -35,16 +35,6 @@ async fn attempt(pool: &Pool, pw: &str, source: &Source) -> String {
             e.code().as_str().to_owned()
         }
     }
-}
-
-async fn one(pool: &Pool, sql: &str) -> i64 {
-    pool.get()
-        .await
-        .unwrap()
-        .query_one(sql, &[])
-        .await
-        .unwrap()
-        .get(0)
 }
 
 /// A source's counted failures (0 when it has no row).

@@ -14,6 +14,7 @@ use whatsapp_rust::wacore::stanza::groups::{
 };
 
 use super::*;
+use crate::common::one;
 
 /// The account's own phone JID.
 const OWN: &str = "15559999999@s.whatsapp.net";
@@ -122,11 +123,15 @@ async fn membership_and_subject_changes_read_as_system_messages_with_names() {
     let bob_forms = "from chat_aliases where jid in
         ('15550002222@s.whatsapp.net', '222222222222222@lid')";
     assert_eq!(
-        common_count(&h, &format!("select count(*) {bob_forms}")).await,
+        one(&h.pool, &format!("select count(*) {bob_forms}")).await,
         2
     );
     assert_eq!(
-        common_count(&h, &format!("select count(distinct chat_id) {bob_forms}")).await,
+        one(
+            &h.pool,
+            &format!("select count(distinct chat_id) {bob_forms}")
+        )
+        .await,
         1
     );
 
@@ -190,7 +195,11 @@ async fn membership_and_subject_changes_read_as_system_messages_with_names() {
         None
     );
     assert_eq!(
-        common_count(&h, "select count(*) from messages where kind = 'system'").await,
+        one(
+            &h.pool,
+            "select count(*) from messages where kind = 'system'"
+        )
+        .await,
         4
     );
     h.finish().await;
@@ -238,8 +247,4 @@ fn settings_and_strangers_read_without_numbers() {
         ),
         "Someone deleted the group description"
     );
-}
-
-async fn common_count(h: &common::Harness, sql: &str) -> i64 {
-    super::history::count(h, sql).await
 }

@@ -7,6 +7,7 @@ use whatsapp_rust::types::events::{Event, LazyHistorySync};
 use whatsapp_rust::waproto::codec::history_sync_encode_into;
 
 use super::*;
+use crate::common::one;
 
 const LID: &str = "123456789012345@lid";
 
@@ -79,17 +80,6 @@ pub(crate) fn conversation(id: &str, messages: Vec<wa::HistorySyncMsg>) -> wa::C
     }
 }
 
-pub(crate) async fn count(h: &common::Harness, sql: &str) -> i64 {
-    h.pool
-        .get()
-        .await
-        .unwrap()
-        .query_one(sql, &[])
-        .await
-        .unwrap()
-        .get(0)
-}
-
 #[tokio::test]
 async fn a_history_blob_is_archived_once_with_lid_and_phone_as_one_chat() {
     let h = common::Harness::start().await;
@@ -143,11 +133,11 @@ async fn a_history_blob_is_archived_once_with_lid_and_phone_as_one_chat() {
         .await
         .unwrap();
     assert_eq!(stored, 4);
-    assert_eq!(count(&h, "select count(*) from messages").await, 4);
-    assert_eq!(count(&h, "select count(*) from stories").await, 1);
+    assert_eq!(one(&h.pool, "select count(*) from messages").await, 4);
+    assert_eq!(one(&h.pool, "select count(*) from stories").await, 1);
     assert_eq!(
-        count(
-            &h,
+        one(
+            &h.pool,
             "select count(distinct chat_id) from messages where wa_id in ('H1', 'H2', 'H3')"
         )
         .await,
@@ -155,8 +145,8 @@ async fn a_history_blob_is_archived_once_with_lid_and_phone_as_one_chat() {
         "the LID and phone forms are one chat"
     );
     assert_eq!(
-        count(
-            &h,
+        one(
+            &h.pool,
             "select count(*) from attachments
               where media->>'direct_path' = '/v/t62/xyz' and thumbnail is not null"
         )
@@ -168,7 +158,7 @@ async fn a_history_blob_is_archived_once_with_lid_and_phone_as_one_chat() {
         .await
         .unwrap();
     assert_eq!(again, 0);
-    assert_eq!(count(&h, "select count(*) from messages").await, 4);
+    assert_eq!(one(&h.pool, "select count(*) from messages").await, 4);
     h.finish().await;
 }
 

@@ -8,20 +8,10 @@ use wazap_worker::connector::whatsapp::hook::commit;
 use wazap_worker::connector::whatsapp::people::Linked;
 
 use super::*;
+use crate::common::one;
 
 const ALICE_LID: &str = "111111111111111@lid";
 const BOB_LID: &str = "222222222222222@lid";
-
-async fn one(h: &common::Harness, sql: &str) -> i64 {
-    h.pool
-        .get()
-        .await
-        .unwrap()
-        .query_one(sql, &[])
-        .await
-        .unwrap()
-        .get(0)
-}
 
 /// A message from `sender` in `chat` whose envelope also names the sender's other form.
 fn with_alt(chat: &str, sender: &str, alt: &str, id: &str, body: &str) -> InboundMessage {
@@ -43,7 +33,7 @@ async fn a_live_alternate_address_merges_the_lid_and_phone_chats_without_a_name(
         .await
         .unwrap();
     assert_eq!(
-        one(&h, "select count(distinct chat_id) from messages").await,
+        one(&h.pool, "select count(distinct chat_id) from messages").await,
         2
     );
     // A LID message that names her phone number as the alternate sender makes them one.
@@ -52,14 +42,14 @@ async fn a_live_alternate_address_merges_the_lid_and_phone_chats_without_a_name(
         .await
         .unwrap();
     assert_eq!(
-        one(&h, "select count(distinct chat_id) from messages").await,
+        one(&h.pool, "select count(distinct chat_id) from messages").await,
         1,
         "one person, one chat"
     );
-    assert_eq!(one(&h, "select count(*) from chat_merges").await, 1);
+    assert_eq!(one(&h.pool, "select count(*) from chat_merges").await, 1);
     assert_eq!(
         one(
-            &h,
+            &h.pool,
             "select count(*) from chats c join messages m using (account_id, chat_id)
               where m.wa_id = 'L2' and c.phone = '15550001111' and c.name is null"
         )
@@ -81,10 +71,10 @@ async fn a_live_alternate_address_merges_the_lid_and_phone_chats_without_a_name(
     .await
     .unwrap();
     assert_eq!(
-        one(&h, "select count(distinct chat_id) from messages").await,
+        one(&h.pool, "select count(distinct chat_id) from messages").await,
         1
     );
-    assert_eq!(one(&h, "select count(*) from messages").await, 5);
+    assert_eq!(one(&h.pool, "select count(*) from messages").await, 5);
     h.finish().await;
 }
 
@@ -113,7 +103,7 @@ async fn a_group_sender_by_lid_is_the_person_of_the_direct_chat() {
     .unwrap();
     assert_eq!(
         one(
-            &h,
+            &h.pool,
             "select count(*) from messages g join messages d
                 on d.account_id = g.account_id and d.wa_id = 'D1'
              where g.wa_id = 'G1' and g.sender_chat_id = d.chat_id"
@@ -154,7 +144,7 @@ async fn history_mappings_make_one_chat_of_two_conversations() {
     assert_eq!(stored, 3);
     assert_eq!(
         one(
-            &h,
+            &h.pool,
             "select count(distinct chat_id) from messages where wa_id in ('HL1', 'HP1')"
         )
         .await,
@@ -162,7 +152,7 @@ async fn history_mappings_make_one_chat_of_two_conversations() {
         "Alice's LID and number are one chat"
     );
     assert_eq!(
-        one(&h, "select count(distinct chat_id) from messages").await,
+        one(&h.pool, "select count(distinct chat_id) from messages").await,
         2,
         "Bob, with no mapping, stays apart"
     );

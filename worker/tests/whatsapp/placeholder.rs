@@ -11,6 +11,7 @@ use wazap_worker::connector::whatsapp::map;
 use wazap_worker::connector::whatsapp::people::Linked;
 
 use super::*;
+use crate::common::one;
 
 /// (message_id, position, kind, text, reactions) of the message `wa_id`.
 async fn archived(
@@ -179,9 +180,6 @@ async fn a_history_blob_with_the_message_replaces_the_placeholder() {
     assert_eq!(id2, id);
     assert!(pos2 > pos);
     assert_eq!((kind.as_str(), words.as_str()), ("text", "from the phone"));
-    assert_eq!(
-        super::history::count(&h, "select count(*) from messages").await,
-        1
-    );
+    assert_eq!(one(&h.pool, "select count(*) from messages").await, 1);
     h.finish().await;
 }

@@ -5,7 +5,6 @@
 //! lands.
 
 use serde_json::json;
-use wanet::Network;
 use whatsapp_rust::NodeBuilder;
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
@@ -16,7 +15,7 @@ const HAL: &str = "15550000009";
 
 #[tokio::test]
 async fn odd_stanzas_and_unnamed_message_types_are_survived() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let hal = net.phone(HAL, "Hal").await?;
     let linked = Linked::start(&net, &phone).await?;
@@ -75,7 +74,7 @@ async fn odd_stanzas_and_unnamed_message_types_are_survived() -> anyhow::Result<
 
 #[tokio::test]
 async fn a_malformed_media_key_and_an_oversize_history_page_are_survived() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let hal = net.phone(HAL, "Hal").await?;
     let linked = Linked::start(&net, &phone).await?;

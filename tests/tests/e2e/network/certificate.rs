@@ -8,7 +8,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt as _;
-use wanet::Network;
 use wazap_tests::{TestDb, nats_url, random_hex};
 
 #[tokio::test]
@@ -19,7 +18,7 @@ async fn the_deploy_build_refuses_the_test_networks_certificate() -> anyhow::Res
              (scripts/check-deploy)"
         );
     };
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let db = TestDb::create().await?;
     let data = std::env::temp_dir().join(format!("wazap-deploy-{}", random_hex(6)));
     let mut child = tokio::process::Command::new(worker)

@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wanet::Network;
 
 use super::{Linked, OWNER};
 
@@ -13,7 +12,7 @@ const CAROL: &str = "15550000003";
 
 #[tokio::test]
 async fn the_server_gets_the_ack_only_after_the_archive_commit() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let carol = net.phone(CAROL, "Carol").await?;
     let linked = Linked::start(&net, &phone).await?;
@@ -83,7 +82,7 @@ async fn database_available(db: &str, yes: bool) -> anyhow::Result<()> {
 async fn messages_that_arrive_while_postgres_is_down_are_archived_once_when_it_returns()
 -> anyhow::Result<()> {
     const N: usize = 500;
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let carol = net.phone(CAROL, "Carol").await?;
     let linked = Linked::start(&net, &phone).await?;
@@ -145,7 +144,7 @@ async fn messages_that_arrive_while_postgres_is_down_are_archived_once_when_it_r
 #[tokio::test]
 async fn a_history_page_that_arrives_while_postgres_is_down_is_archived_when_it_returns()
 -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let linked = Linked::start(&net, &phone).await?;
     let db = linked.stack.db.name().to_owned();

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use wanet::Network;
 
 use super::{Linked, OWNER, account_until, read_until};
 
@@ -14,7 +13,7 @@ const EVE: &str = "15550000005";
 
 #[tokio::test]
 async fn a_refused_login_is_retried_or_stops_with_the_reason() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let eve = net.phone(EVE, "Eve").await?;
     let linked = Linked::start(&net, &phone).await?;
@@ -56,7 +55,7 @@ async fn a_refused_login_is_retried_or_stops_with_the_reason() -> anyhow::Result
 
 #[tokio::test]
 async fn a_stalled_server_leaves_the_account_offline_until_it_answers() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let eve = net.phone(EVE, "Eve").await?;
     let linked = Linked::start(&net, &phone).await?;

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wanet::Network;
 use wazap_shared::wire::grants::SendMode;
 
 use super::{Linked, OWNER, read_until};
@@ -30,7 +29,7 @@ fn texts(r: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_group_lives_through_the_worker_messages_mentions_replies_changes_and_a_send()
 -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let bob = net.phone(BOB, "Bob").await?;
     let carol = net.phone(CAROL, "Carol").await?;

@@ -3,7 +3,7 @@
 //! own ids, order and direction.
 
 use serde_json::json;
-use wanet::{HistoryChat, Network, OnDemand};
+use wanet::{HistoryChat, OnDemand};
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use super::{Linked, OWNER, account_until, count, read_until};
 
 #[tokio::test]
 async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let linked = Linked::start(&net, &phone).await?;
     let now = std::time::SystemTime::now()
@@ -84,7 +84,7 @@ async fn the_phones_history_push_reads_through_mcp() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn reading_past_the_archive_asks_the_phone_and_says_what_came() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let linked = Linked::start(&net, &phone).await?;
     let now = std::time::SystemTime::now()

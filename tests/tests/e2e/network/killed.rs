@@ -7,7 +7,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wanet::Network;
 
 use super::{Linked, OWNER, account_until, count, read_until};
 
@@ -25,7 +24,7 @@ async fn worker_process() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_worker_killed_before_its_commit_gets_the_message_again() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let carol = net.phone(CAROL, "Carol").await?;
     let mut linked = Linked::start(&net, &phone).await?;

@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wanet::Network;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::system::Ping;
 use wazap_tests::Stack;
@@ -19,7 +18,7 @@ const CAROL: &str = "15550000003";
 
 #[tokio::test]
 async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone("15550000001", "Owner").await?;
     let stack = Stack::whatsapp(&net.url()).await?;
     let gw = stack.gateway(&[]).await?;
@@ -71,7 +70,7 @@ async fn a_phone_links_from_the_dashboard_and_the_account_goes_live() -> anyhow:
 
 #[tokio::test]
 async fn a_phone_links_with_the_pairing_code_the_dashboard_shows() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone("15550000001", "Owner").await?;
     let stack = Stack::whatsapp(&net.url()).await?;
     let gw = stack.gateway(&[]).await?;
@@ -113,7 +112,7 @@ async fn a_phone_links_through_the_dashboard_in_headless_chromium() -> anyhow::R
     );
     let artifacts =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts");
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone("15550000001", "Owner").await?;
     let stack = Stack::whatsapp(&net.url()).await?;
     let gw = stack.gateway(&[]).await?;
@@ -154,7 +153,7 @@ async fn a_phone_links_through_the_dashboard_in_headless_chromium() -> anyhow::R
 /// nothing, and `pair_with_qr` shows a fresh QR that links. Takes ~60 s (the QR's lifetime).
 #[tokio::test]
 async fn an_unscanned_qr_expires_and_a_new_one_links() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     net.set_qr_refs(1);
     let phone = net.phone(OWNER, "Owner").await?;
     let stack = Stack::whatsapp(&net.url()).await?;
@@ -251,7 +250,7 @@ async fn an_unscanned_qr_expires_and_a_new_one_links() -> anyhow::Result<()> {
 /// account's new device, so a contact's cached device list would still name the old one.)
 #[tokio::test]
 async fn an_unlinked_account_links_again_and_reads_new_messages() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let bob = net.phone(BOB, "Bob").await?;
     let carol = net.phone(CAROL, "Carol").await?;

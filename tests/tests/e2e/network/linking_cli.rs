@@ -8,7 +8,6 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncBufReadExt as _;
-use wanet::Network;
 
 use super::{OWNER, account_until};
 use crate::owner::Owner;
@@ -37,7 +36,7 @@ async fn link_process() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn link_from_the_terminal_with_a_pairing_code() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let mut stack = wazap_tests::Stack::whatsapp(&net.url()).await?;
     let gw = stack.gateway(&[]).await?;

@@ -20,7 +20,7 @@ const IVY: &str = "15550000010";
 /// A network, the owner's phone, Ivy's phone, a worker linked to the owner's phone, and an MCP
 /// client that may read everything (and send to every chat, if `send`).
 async fn with_ivy(send: bool) -> anyhow::Result<(Network, Phone, Phone, Linked, Mcp)> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let ivy = net.phone(IVY, "Ivy").await?;
     let linked = Linked::start(&net, &phone).await?;

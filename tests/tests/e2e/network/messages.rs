@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use wanet::Network;
 use wazap_shared::wire::grants::SendMode;
 
 use super::{Linked, OWNER, count, read_until};
@@ -15,7 +14,7 @@ const BOB: &str = "15550000002";
 
 #[tokio::test]
 async fn a_dm_reads_through_mcp_and_a_send_reaches_the_phone() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let bob = net.phone(BOB, "Bob").await?;
     let linked = Linked::start(&net, &phone).await?;

@@ -28,6 +28,13 @@ use wazap_tests::{Gateway, Mcp, Stack};
 
 use crate::owner::Owner;
 
+/// A WhatsApp test network whose phones' numbers and texts are recorded for the leak scan (the
+/// worker must log none of them).
+pub(crate) async fn start_network() -> anyhow::Result<Network> {
+    wanet::set_secret_hook(wazap_tests::leak::record_secret);
+    Network::start().await
+}
+
 /// The account number of the phone the worker links to.
 pub(crate) const OWNER: &str = "15550000001";
 

@@ -2,7 +2,6 @@
 //! then by LID (as WhatsApp moves chats to LID addressing) is one person and one chat.
 
 use serde_json::json;
-use wanet::Network;
 
 use super::{Linked, OWNER, count, read_until};
 
@@ -10,7 +9,7 @@ const BOB: &str = "15550000002";
 
 #[tokio::test]
 async fn a_contact_by_phone_number_and_by_lid_is_one_chat() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let bob = net.phone(BOB, "Bob").await?;
     let linked = Linked::start(&net, &phone).await?;

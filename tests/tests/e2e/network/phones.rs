@@ -3,12 +3,10 @@
 
 use std::time::Duration;
 
-use wanet::Network;
-
 #[tokio::test]
 async fn two_phones_exchange_a_text() -> anyhow::Result<()> {
     wazap_tests::init_logs();
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let alice = net.phone("15550000001", "Alice").await?;
     let bob = net.phone("15550000002", "Bob").await?;
     let id = alice.send_text(bob.number(), "hello bob").await?;

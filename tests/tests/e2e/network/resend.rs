@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use wanet::Network;
 use wazap_shared::wire::grants::SendMode;
 
 use super::{Linked, OWNER, count, read_until};
@@ -15,7 +14,7 @@ const KIM: &str = "15550000011";
 
 #[tokio::test]
 async fn an_undecryptable_message_is_resent_and_replaces_its_placeholder() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let kim = net.phone(KIM, "Kim").await?;
     let linked = Linked::start(&net, &phone).await?;

@@ -57,7 +57,7 @@ async fn journaled_id(linked: &Linked, key: &str) -> anyhow::Result<String> {
 #[tokio::test]
 async fn a_nack_and_a_lost_ack_read_outcome_unknown_and_a_retry_never_sends_twice()
 -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let (linked, phone, erin, mcp, chat) = setup(&net).await?;
     let mcp = std::sync::Arc::new(mcp);
     let device = net.companions(OWNER)[0];

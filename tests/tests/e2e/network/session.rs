@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wanet::Network;
 
 use super::{Linked, OWNER, account_until, read_until};
 
@@ -12,7 +11,7 @@ const DAN: &str = "15550000004";
 
 #[tokio::test]
 async fn logout_from_the_phone_unpairs_and_deletes_the_device_store() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let linked = Linked::start(&net, &phone).await?;
     let store = linked
@@ -74,7 +73,7 @@ async fn logout_from_the_phone_unpairs_and_deletes_the_device_store() -> anyhow:
 #[tokio::test]
 async fn another_client_taking_over_stops_the_session_without_a_reconnect_loop()
 -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let linked = Linked::start(&net, &phone).await?;
     let device = net.companions(OWNER)[0];
@@ -112,7 +111,7 @@ async fn another_client_taking_over_stops_the_session_without_a_reconnect_loop()
 
 #[tokio::test]
 async fn a_dropped_socket_reconnects_and_nothing_sent_meanwhile_is_lost() -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let dan = net.phone(DAN, "Dan").await?;
     let linked = Linked::start(&net, &phone).await?;

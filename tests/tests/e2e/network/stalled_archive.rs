@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wanet::{HistoryChat, Network};
+use wanet::HistoryChat;
 use wazap_worker::connector::whatsapp::stall::ARCHIVE_WAITING;
 
 use super::{Linked, OWNER, account_until, count, read_until};
@@ -27,7 +27,7 @@ fn notes(read: &Value) -> Vec<&str> {
 #[tokio::test]
 async fn while_the_archive_cannot_commit_the_user_is_told_and_nothing_is_acknowledged()
 -> anyhow::Result<()> {
-    let net = Network::start().await?;
+    let net = super::start_network().await?;
     let phone = net.phone(OWNER, "Owner").await?;
     let carol = net.phone(CAROL, "Carol").await?;
     let linked = Linked::start(&net, &phone).await?;

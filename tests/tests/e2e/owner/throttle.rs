@@ -1,5 +1,6 @@
 //! Failed owner logins through the owner listener: counted per source — the peer address the
-//! gateway's socket saw, never a forwarded header — so a locked stranger does not lock out the
+//! gateway's socket saw, never a forwarded header unless that peer is a trusted proxy
+//! (`WAZAP_TRUSTED_PROXIES`) — so a locked stranger does not lock out the
 //! owner from another address; the right password refused while locked; a burst counted attempt
 //! by attempt; a huge body refused before the worker, an over-long password before any hash.
 
@@ -147,6 +148,44 @@ async fn the_socket_peer_is_the_source_and_forwarded_headers_change_nothing() ->
         6,
         "the stranger's failures, counted globally"
     );
+    Ok(())
+}
+
+/// With `WAZAP_TRUSTED_PROXIES` naming the proxy's address, a login through it counts against
+/// the right-most `X-Forwarded-For` address not itself trusted: one client locked behind the
+/// proxy does not lock out another; a peer not listed is still its own source, whatever it
+/// forwards.
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_is_its_own_source() -> anyhow::Result<()> {
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack
+        .gateway(&[("WAZAP_TRUSTED_PROXIES", "127.0.0.2/32, 10.0.0.0/8")])
+        .await?;
+    wazap_worker::owner::set_password(&stack.pool, PASSWORD).await?;
+    // The stranger writes its own X-Forwarded-For; the proxy (127.0.0.2) and a trusted inner
+    // hop appended theirs.
+    let stranger = [("x-forwarded-for", "198.51.100.9, 203.0.113.7, 10.1.1.1")];
+    for i in 0..=FREE_FAILURES {
+        let a = login_from(&gw, ELSEWHERE, WRONG_PASSWORD, &stranger).await?;
+        assert_eq!(a.status, 401, "attempt {i}: {}", a.text);
+    }
+    assert_eq!(sources(&stack).await?, ["203.0.113.7=6"]);
+    assert_eq!(stretch(&stack).await?, 1, "the failures locked that client");
+    let locked = login_from(&gw, ELSEWHERE, PASSWORD, &stranger).await?;
+    assert_eq!(locked.status, 429, "{}", locked.text);
+    // The owner, through the same proxy from another address, is not locked out.
+    let owner = login_from(
+        &gw,
+        ELSEWHERE,
+        PASSWORD,
+        &[("x-forwarded-for", "192.0.2.44")],
+    )
+    .await?;
+    assert_eq!(owner.status, 200, "{}", owner.text);
+    // A peer that is not a trusted proxy is its own source, whatever it forwards.
+    let direct = login_from(&gw, HERE, WRONG_PASSWORD, &stranger).await?;
+    assert_eq!(direct.status, 401, "{}", direct.text);
+    assert_eq!(sources(&stack).await?, ["127.0.0.1=1", "203.0.113.7=6"]);
     Ok(())
 }
 
