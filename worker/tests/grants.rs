@@ -4,7 +4,6 @@
 use std::process::Command;
 
 use chrono::{Duration, Utc};
-use deadpool_postgres::Pool;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use wazap_shared::ErrorCode;
 use wazap_shared::grant::{AUDIENCE, ConnectionKind, GrantClaims, VerifiedGrant};
@@ -13,21 +12,6 @@ use wazap_worker::db;
 use wazap_worker::grants::{self, NewConnection};
 
 mod common;
-
-/// A fresh, migrated database; its URL and a pool on it. Every test starts here, so this also
-/// installs the leak scan's capture (`common::init_logs`).
-async fn fresh_db() -> (String, Pool) {
-    common::init_logs();
-    let url = db::create_database(
-        &common::base_url(),
-        &format!("wazap_t_{}", common::random_hex(6)),
-    )
-    .await
-    .unwrap();
-    let pool = db::pool(&url, 4).unwrap();
-    db::migrate(&pool).await.unwrap();
-    (url, pool)
-}
 
 fn new_conn(kind: ConnectionKind, scope: ReadScope) -> NewConnection {
     NewConnection {
@@ -50,7 +34,7 @@ fn grant(id: &str, revision: u32, loopback: bool) -> Option<VerifiedGrant> {
 
 #[tokio::test]
 async fn signing_key_is_created_once_and_reused_across_restarts() {
-    let (url, pool) = fresh_db().await;
+    let (url, pool) = common::fresh_db(4).await;
     let kid = grants::ensure_signing_key(&pool).await.unwrap();
     assert_eq!(grants::ensure_signing_key(&pool).await.unwrap(), kid);
     // A "restart": a new pool, migrations again, the same key.
@@ -73,7 +57,7 @@ async fn signing_key_is_created_once_and_reused_across_restarts() {
 
 #[tokio::test]
 async fn concurrent_first_starts_create_one_key() {
-    let (_url, pool) = fresh_db().await;
+    let (_url, pool) = common::fresh_db(4).await;
     let (a, b) = tokio::join!(
         grants::ensure_signing_key(&pool),
         grants::ensure_signing_key(&pool)
@@ -83,7 +67,7 @@ async fn concurrent_first_starts_create_one_key() {
 
 #[tokio::test]
 async fn created_token_verifies_against_the_jwks() {
-    let (_url, pool) = fresh_db().await;
+    let (_url, pool) = common::fresh_db(4).await;
     grants::ensure_signing_key(&pool).await.unwrap();
     let before = Utc::now().timestamp();
     let (conn, token) =
@@ -124,7 +108,7 @@ async fn created_token_verifies_against_the_jwks() {
 
 #[tokio::test]
 async fn authorize_accepts_a_current_grant_and_loads_scope_and_policy() {
-    let (_url, pool) = fresh_db().await;
+    let (_url, pool) = common::fresh_db(4).await;
     grants::ensure_signing_key(&pool).await.unwrap();
     let scope = ReadScope {
         chats: ChatSelection::AllExcept {
@@ -175,7 +159,7 @@ async fn authorize_accepts_a_current_grant_and_loads_scope_and_policy() {
 
 #[tokio::test]
 async fn authorize_rejects_every_bad_grant_alike() {
-    let (_url, pool) = fresh_db().await;
+    let (_url, pool) = common::fresh_db(4).await;
     grants::ensure_signing_key(&pool).await.unwrap();
     let (remote, _) =
         common::create_connection(&pool, new_conn(ConnectionKind::Remote, ReadScope::all()))
@@ -264,7 +248,7 @@ async fn authorize_rejects_every_bad_grant_alike() {
 
 #[tokio::test]
 async fn connections_are_validated_and_listed_without_tokens() {
-    let (_url, pool) = fresh_db().await;
+    let (_url, pool) = common::fresh_db(4).await;
     grants::ensure_signing_key(&pool).await.unwrap();
     let invalid = |n: NewConnection| {
         let pool = pool.clone();
@@ -396,7 +380,7 @@ fn cli_help_bad_arguments_and_bad_configuration() {
 
 #[tokio::test]
 async fn cli_creates_lists_and_revokes_connections() {
-    let (url, pool) = fresh_db().await;
+    let (url, pool) = common::fresh_db(4).await;
     let out = worker_bin()
         .args([
             "connection",

@@ -5,28 +5,9 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use wazap_worker::db;
-
 mod common;
 #[path = "owner/throttle.rs"]
 mod throttle;
-
-async fn fresh_db() -> (String, deadpool_postgres::Pool) {
-    fresh_db_sized(2).await
-}
-
-async fn fresh_db_sized(connections: usize) -> (String, deadpool_postgres::Pool) {
-    common::init_logs();
-    let url = db::create_database(
-        &common::base_url(),
-        &format!("wazap_t_{}", common::random_hex(6)),
-    )
-    .await
-    .unwrap();
-    let pool = db::pool(&url, connections).unwrap();
-    db::migrate(&pool).await.unwrap();
-    (url, pool)
-}
 
 async fn stored_hash(pool: &deadpool_postgres::Pool) -> Option<String> {
     pool.get()
@@ -61,7 +42,7 @@ fn set_password(url: &str, stdin: &str) -> std::process::Output {
 
 #[tokio::test]
 async fn set_owner_password_reads_one_line_and_ends_sessions() {
-    let (url, pool) = fresh_db().await;
+    let (url, pool) = common::fresh_db(2).await;
     pool.get()
         .await
         .unwrap()
@@ -111,7 +92,7 @@ async fn set_owner_password_reads_one_line_and_ends_sessions() {
 
 #[tokio::test]
 async fn the_start_up_password_never_replaces_one_already_set() {
-    let (_, pool) = fresh_db().await;
+    let (_, pool) = common::fresh_db(2).await;
     assert!(
         !wazap_worker::owner::bootstrap_password(&pool, None)
             .await
@@ -132,7 +113,7 @@ async fn the_start_up_password_never_replaces_one_already_set() {
             .unwrap()
     );
     assert_eq!(stored_hash(&pool).await.unwrap(), first);
-    let (_, empty) = fresh_db().await;
+    let (_, empty) = common::fresh_db(2).await;
     assert!(
         wazap_worker::owner::bootstrap_password(&empty, Some("2short"))
             .await

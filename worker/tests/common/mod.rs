@@ -55,6 +55,18 @@ pub async fn one(pool: &deadpool_postgres::Pool, sql: &str) -> i64 {
         .get(0)
 }
 
+/// A fresh, migrated database with a pool of `connections` on it; its URL and the pool. Also
+/// installs the leak scan's capture ([`init_logs`]).
+pub async fn fresh_db(connections: usize) -> (String, deadpool_postgres::Pool) {
+    init_logs();
+    let url = wazap_worker::db::create_database(&base_url(), &format!("wazap_t_{}", random_hex(6)))
+        .await
+        .unwrap();
+    let pool = wazap_worker::db::pool(&url, connections).unwrap();
+    wazap_worker::db::migrate(&pool).await.unwrap();
+    (url, pool)
+}
+
 /// One test's worker: archive, sim connector, state, and its own database and prefix.
 pub struct Harness {
     pub state: AppState,

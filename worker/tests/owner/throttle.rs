@@ -69,7 +69,7 @@ async fn stretch(pool: &Pool, table: &str) -> u64 {
 }
 
 async fn fresh() -> Pool {
-    let (_, pool) = crate::fresh_db_sized(8).await;
+    let (_, pool) = crate::common::fresh_db(8).await;
     wazap_worker::owner::set_password(&pool, PASSWORD)
         .await
         .unwrap();
@@ -200,7 +200,7 @@ async fn the_global_cap_bounds_guessing_from_many_sources() {
 /// handful reach a hash.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_wrong_passwords_from_one_source_count_as_fifty() {
-    let (_, pool) = crate::fresh_db_sized(16).await;
+    let (_, pool) = crate::common::fresh_db(16).await;
     wazap_worker::owner::set_password(&pool, PASSWORD)
         .await
         .unwrap();
