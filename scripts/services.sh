@@ -44,7 +44,13 @@ ensure_nats_js() {
   bin="$WAZAP_TEST_NATS_SERVER"
   mkdir -p "$state"
   echo "services: starting $("$bin" --version) on 127.0.0.1:$port" >&2
-  nohup "$bin" -a 127.0.0.1 -p "$port" -js -sd "$state/js" >"$state/server.log" 2>&1 &
+  # Every test makes its own media buckets, and JetStream sets each one's max_bytes (512 MiB)
+  # aside from its storage limit, used or not; by default that limit is the disk's free space,
+  # so a few runs' buckets (kept until the server restarts) would use it up and the next
+  # bucket be refused. The bytes really stored are tiny: a limit past any disk lifts that.
+  printf 'jetstream { store_dir: "%s", max_file_store: 4TB, max_memory_store: 64GB }\n' \
+    "$state/js" >"$state/js.conf"
+  nohup "$bin" -a 127.0.0.1 -p "$port" -c "$state/js.conf" >"$state/server.log" 2>&1 &
   echo $! >"$state/pid"
   for _ in $(seq 1 60); do
     port_open "$port" && return 0
