@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
-use wazap_shared::wire::grants::{AccountSelection, ReadScope, SendMode, SendPermission};
+use wazap_shared::wire::grants::{ReadScope, SendMode, SendPermission};
 
 /// The connection behind a request, with its current scope, permission and the archive policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,17 +20,17 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    /// This viewer inside one account it reads: its scope narrowed to that account's rule, which
-    /// is what every read's SQL applies (a read covers one account); `None` when the scope does
-    /// not read `account` — the caller answers `account_not_found`, as for one that does not
-    /// exist. Borrowed when the scope is that account's already.
+    /// This viewer inside one account it reads, as every read's SQL applies it (a read covers
+    /// one account): `None` when the scope does not read `account` — the caller answers
+    /// `account_not_found`, as for one that does not exist. Borrowed unless that account has a
+    /// rule of its own: the scope's own rule already answers for its chats.
     pub fn in_account(&self, account: &str) -> Option<Cow<'_, Viewer>> {
-        let only_this = matches!(
-            &self.scope.accounts,
-            AccountSelection::Only { accounts } if accounts.len() == 1 && accounts[0] == account
-        );
-        if only_this && self.scope.per_account.is_empty() {
-            return Some(Cow::Borrowed(self));
+        if !self.scope.per_account.contains_key(account) {
+            return self
+                .scope
+                .accounts
+                .includes(account)
+                .then_some(Cow::Borrowed(self));
         }
         let scope = self.scope.in_account(account)?;
         Some(Cow::Owned(Viewer {
