@@ -44,7 +44,12 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
     let supervisor = wazap_worker::supervise::Supervisor::new(shutdown.clone());
     // As in the worker: statistics refreshed while the archive grows from empty.
     wazap_worker::db::statistics::spawn(pool.clone(), &supervisor);
-    let archive = Archive::start(pool.clone(), &supervisor).await?;
+    let archive = Archive::start(
+        pool.clone(),
+        wazap_shared::ids::DEFAULT_ACCOUNT,
+        &supervisor,
+    )
+    .await?;
 
     let (source, busy_jid, offered) = match &args.jsonl {
         Some(path) => {

@@ -30,7 +30,7 @@ impl Bus {
     pub(crate) fn new(nats: Client, prefix: &str, shutdown: CancellationToken) -> Self {
         let subjects = Subjects::new(prefix);
         Self {
-            events: Arc::new(ArchiveEvents::new(nats.clone(), subjects.archive_events())),
+            events: Arc::new(ArchiveEvents::new(nats.clone(), subjects.clone())),
             nats,
             subjects,
             shutdown,

@@ -147,16 +147,28 @@ pub async fn call<R: Rpc>(
     }
     Deadline::after(timeout).to_headers(&mut headers);
     crate::telemetry::propagation::inject_current(&mut headers);
-    let req = async_nats::Request::new()
-        .headers(headers)
-        .payload(body.into())
-        .timeout(Some(timeout));
+    let body = bytes::Bytes::from(body);
+    let request_to = |account: Option<&str>| {
+        let req = async_nats::Request::new()
+            .headers(headers.clone())
+            .payload(body.clone())
+            .timeout(Some(timeout));
+        client.send_request(subjects.rpc(account, R::OP), req)
+    };
     let connects = client.statistics().connects.load(Ordering::Relaxed);
+    let account = R::account(request);
     let msg = tokio::select! {
         biased;
-        reply = client.send_request(subjects.rpc(R::account(request), R::OP), req) => {
-            reply.map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?
-        }
+        reply = async {
+            match request_to(account).await {
+                // Nobody serves the account right now (unknown, removed, or between two
+                // workers): any worker says which, instead of a bare "no worker answered".
+                Err(e) if account.is_some() && e.kind() == RequestErrorKind::NoResponders => {
+                    request_to(None).await
+                }
+                other => other,
+            }
+        } => reply.map_err(|e| request_error(e.kind(), R::MAY_TRANSMIT))?,
         () = reconnected_since(client, connects) => {
             return Err(request_error(RequestErrorKind::Other, R::MAY_TRANSMIT));
         }

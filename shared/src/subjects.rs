@@ -144,24 +144,43 @@ impl Subjects {
         (!account.is_empty() && !op.is_empty() && !op.contains('.')).then_some((account, op))
     }
 
-    /// `<prefix>.rpc.>`: everything the worker serves.
+    /// `<prefix>.rpc.>`: every request, of every account.
     pub fn rpc_all(&self) -> String {
         format!("{}.rpc.>", self.prefix)
     }
 
-    /// `<prefix>.sim.<op>`.
+    /// `<prefix>.sim.default.<op>`: sim op `op` on the default account.
     pub fn sim(&self, op: &str) -> String {
-        format!("{}.sim.{op}", self.prefix)
+        self.sim_of(crate::ids::DEFAULT_ACCOUNT, op)
     }
 
-    /// `<prefix>.sim.>`.
-    pub fn sim_all(&self) -> String {
-        format!("{}.sim.>", self.prefix)
+    /// `<prefix>.sim.<account>.<op>`: sim op `op` on `account`, answered by the worker that
+    /// owns it.
+    pub fn sim_of(&self, account: &str, op: &str) -> String {
+        format!("{}.sim.{account}.{op}", self.prefix)
     }
 
-    /// `<prefix>.events.archive`: "the archive advanced to position P".
+    /// `<prefix>.sim.<account>.>`.
+    pub fn sim_account(&self, account: &str) -> String {
+        format!("{}.sim.{account}.>", self.prefix)
+    }
+
+    /// `<prefix>.events.archive.<account>`: "`account`'s archive advanced to position P"
+    /// (each account numbers its own messages).
+    pub fn archive_events_of(&self, account: &str) -> String {
+        format!("{}.events.archive.{account}", self.prefix)
+    }
+
+    /// `<prefix>.events.archive.>`: every account's archive events.
     pub fn archive_events(&self) -> String {
-        format!("{}.events.archive", self.prefix)
+        format!("{}.events.archive.>", self.prefix)
+    }
+
+    /// The account of an archive event's subject, if it is one under this prefix.
+    pub fn archive_event_account<'a>(&self, subject: &'a str) -> Option<&'a str> {
+        let rest = self.op_of(subject, "events")?;
+        let account = rest.strip_prefix("archive.")?;
+        (!account.is_empty() && !account.contains('.')).then_some(account)
     }
 
     /// The JetStream object-store bucket where a send's media bytes wait from a gateway to the

@@ -192,6 +192,7 @@ pub async fn contents(
 /// deletes what refers to a chat before the chat. The send journal is not among them: it holds
 /// no message text, and its keys keep a retried `request_id` from sending again.
 pub const ARCHIVE_TABLES: &[&str] = &[
+    "account_status",
     "attachments",
     "messages",
     "stories",

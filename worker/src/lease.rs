@@ -2,8 +2,9 @@
 //! hold before it serves RPCs, runs the connector or writes the archive and the journal, and
 //! the fencing token that makes the writes of a worker that lost it fail.
 //!
-//! The lease is a row in Postgres (`worker_lease`, migration 0015) naming what it owns
-//! ([`ALL_ACCOUNTS`]; one row per account later). A worker takes it when it has expired by the
+//! A lease is a row in Postgres (`worker_lease`, migrations 0015 and 0019) naming the account
+//! it owns ([`account_lease`]): each account has its own, and [`crate::fleet`] decides which
+//! ones a worker takes. A worker takes one when it has expired by the
 //! database's clock, bumping its `epoch`; it keeps it by pushing the expiry [`TTL`] ahead every
 //! [`RENEW_EVERY`]. A worker that finds it held is a **standby**: it says so and tries again
 //! every [`POLL_EVERY`], so it takes over within `TTL + POLL_EVERY` of the holder's last renewal.
@@ -27,8 +28,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::supervise::Supervisor;
 
-/// The lease on every account of this deployment.
-pub const ALL_ACCOUNTS: &str = "accounts:*";
+/// The name of account `id`'s lease (`account:<id>`).
+pub fn account_lease(id: &str) -> String {
+    format!("account:{id}")
+}
+
+/// The account a lease name is of.
+pub fn account_of_lease(name: &str) -> Option<&str> {
+    name.strip_prefix("account:")
+}
 /// How long a renewal keeps the lease, by the database's clock.
 pub const TTL: Duration = Duration::from_secs(5);
 /// How often the holder renews.
@@ -39,6 +47,9 @@ pub const POLL_EVERY: Duration = Duration::from_secs(1);
 const MARGIN: Duration = Duration::from_secs(1);
 /// The longest a takeover waits for the old holder's writes in flight before trying again.
 const TAKEOVER_LOCK_WAIT: &str = "2s";
+
+/// The row of a lease nobody has held yet (an account added since the migrations ran).
+const ENSURE: &str = "insert into worker_lease (name) values ($1) on conflict (name) do nothing";
 
 /// Take the lease if it has expired: the row is locked `for update` first (a plain `update`
 /// would not wait for the fence's key-share locks), so the takeover waits for the old holder's
@@ -65,7 +76,7 @@ const HOLDER: &str = "select holder from worker_lease where name = $1";
 /// counts. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Held {
-    name: &'static str,
+    name: Arc<str>,
     epoch: i64,
     holder: Arc<str>,
     until: Arc<Mutex<Instant>>,
@@ -74,8 +85,8 @@ pub struct Held {
 
 impl Held {
     /// What it owns.
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The fencing token: every session of this worker carries it.
@@ -119,7 +130,7 @@ impl Held {
                 let db = pool.get().await?;
                 let stmt = db.prepare_cached(RENEW).await?;
                 anyhow::Ok(
-                    db.query_opt(&stmt, &[&self.name, &self.epoch, &TTL.as_secs_f64()])
+                    db.query_opt(&stmt, &[&&*self.name, &self.epoch, &TTL.as_secs_f64()])
                         .await?
                         .is_some(),
                 )
@@ -130,7 +141,7 @@ impl Held {
                     *self.until.lock().expect("lease clock") = sent + TTL - MARGIN;
                     if std::mem::take(&mut lapsed) {
                         tracing::info!(
-                            lease = self.name,
+                            lease = %self.name,
                             epoch = self.epoch,
                             "lease renewed after a lapse: nobody took it over; sending again"
                         );
@@ -138,7 +149,7 @@ impl Held {
                 }
                 Ok(Ok(false)) => {
                     tracing::error!(
-                        lease = self.name,
+                        lease = %self.name,
                         epoch = self.epoch,
                         "lease lost: another worker has taken it over"
                     );
@@ -147,14 +158,14 @@ impl Held {
                     return;
                 }
                 Ok(Err(e)) => {
-                    tracing::debug!(lease = self.name, error = %crate::error::redacted(e.as_ref()), "lease renewal failed; retrying")
+                    tracing::debug!(lease = %self.name, error = %crate::error::redacted(e.as_ref()), "lease renewal failed; retrying")
                 }
-                Err(_) => tracing::debug!(lease = self.name, "lease renewal timed out; retrying"),
+                Err(_) => tracing::debug!(lease = %self.name, "lease renewal timed out; retrying"),
             }
             if !lapsed && !self.is_held() {
                 lapsed = true;
                 tracing::warn!(
-                    lease = self.name,
+                    lease = %self.name,
                     epoch = self.epoch,
                     "lease lapsed: not renewed in time (Postgres unreachable, or this process \
                      was paused); nothing is handed to WhatsApp until it is renewed or lost"
@@ -169,13 +180,13 @@ impl Held {
         self.lost.cancel();
         let released = async {
             let db = pool.get().await?;
-            db.execute(RELEASE, &[&self.name, &self.epoch]).await?;
+            db.execute(RELEASE, &[&&*self.name, &self.epoch]).await?;
             anyhow::Ok(())
         };
         match tokio::time::timeout(RENEW_EVERY, released).await {
-            Ok(Ok(())) => tracing::info!(lease = self.name, epoch = self.epoch, "lease released"),
+            Ok(Ok(())) => tracing::info!(lease = %self.name, epoch = self.epoch, "lease released"),
             _ => tracing::warn!(
-                lease = self.name,
+                lease = %self.name,
                 "lease not released; it expires by itself"
             ),
         }
@@ -193,7 +204,7 @@ impl Held {
 /// Errors other than Postgres being unreachable end the wait.
 pub async fn acquire(
     pool: &Pool,
-    name: &'static str,
+    name: &str,
     holder: &str,
     can_serve: impl Fn() -> bool,
     stop: &CancellationToken,
@@ -214,13 +225,7 @@ pub async fn acquire(
             Ok(Some(epoch)) => {
                 crate::metrics::standby(false);
                 tracing::info!(lease = name, epoch, "lease taken: this worker serves");
-                return Ok(Some(Held {
-                    name,
-                    epoch,
-                    holder: holder.into(),
-                    until: Arc::new(Mutex::new(sent + TTL - MARGIN)),
-                    lost: CancellationToken::new(),
-                }));
+                return Ok(Some(Held::taken(name, epoch, holder, sent)));
             }
             Ok(None) if !said_standby => {
                 said_standby = true;
@@ -242,8 +247,35 @@ pub async fn acquire(
     }
 }
 
+/// One attempt at lease `name` for `holder`: `Some` when it had expired (or was never held)
+/// and is now this worker's; `None` while another worker holds it, or when the takeover waited
+/// too long for the old holder's writes in flight (try again later).
+pub async fn try_acquire(pool: &Pool, name: &str, holder: &str) -> anyhow::Result<Option<Held>> {
+    let sent = Instant::now();
+    match try_take(pool, name, holder).await {
+        Ok(Some(epoch)) => Ok(Some(Held::taken(name, epoch, holder, sent))),
+        Ok(None) => Ok(None),
+        Err(e) if is_lock_wait(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Held {
+    /// A lease taken at `epoch` by a request sent at `sent`.
+    fn taken(name: &str, epoch: i64, holder: &str, sent: Instant) -> Self {
+        Self {
+            name: name.into(),
+            epoch,
+            holder: holder.into(),
+            until: Arc::new(Mutex::new(sent + TTL - MARGIN)),
+            lost: CancellationToken::new(),
+        }
+    }
+}
+
 async fn try_take(pool: &Pool, name: &str, holder: &str) -> anyhow::Result<Option<i64>> {
     let mut db = pool.get().await?;
+    db.execute(ENSURE, &[&name]).await?;
     let tx = db.transaction().await?;
     tx.batch_execute(&format!("set local lock_timeout = '{TAKEOVER_LOCK_WAIT}'"))
         .await?;

@@ -12,6 +12,7 @@ pub mod config;
 pub mod connector;
 pub mod db;
 pub mod error;
+pub mod fleet;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grants;

@@ -157,17 +157,24 @@ const STATES: [SyncState; 6] = [
 /// Register the gauges read at each export: session state (of the account `session_state`
 /// reports), pool connections (in use, idle) and waiters, NATS connected. Call once per worker, when it starts serving.
 pub fn register_gauges(
-    session_state: impl Fn() -> SyncState + Send + Sync + 'static,
+    session_states: impl Fn() -> Vec<(String, SyncState)> + Send + Sync + 'static,
     pool: &Pool,
     nats: &async_nats::Client,
 ) {
     let m = meter();
     m.u64_observable_gauge("wazap.worker.session.state")
-        .with_description("1 for the session's current state, 0 for the others")
+        .with_description("1 for each served account's current session state, 0 for the others")
         .with_callback(move |o| {
-            let now = session_state();
-            for s in STATES {
-                o.observe(u64::from(s == now), &[KeyValue::new("state", s.as_str())]);
+            for (account, now) in session_states() {
+                for s in STATES {
+                    o.observe(
+                        u64::from(s == now),
+                        &[
+                            KeyValue::new("account", account.clone()),
+                            KeyValue::new("state", s.as_str()),
+                        ],
+                    );
+                }
             }
         })
         .build();

@@ -1,27 +1,24 @@
 //! Wires the worker together and serves until shutdown: NATS (connecting in the background),
-//! the migrations (waiting for Postgres), the lease (waiting as a standby while another worker
-//! holds it, [`crate::lease`]), then on a pool fenced by that lease the archive, the signing
-//! key, the connector and the RPC dispatcher; on shutdown, a drain bounded by one deadline
-//! ([`crate::shutdown`]); on losing the lease, the same drain and an error. Every long-lived
-//! task runs under one [`Supervisor`] ([`crate::supervise`]): a fatal failure shuts the worker
-//! down the same way and `run` returns it.
+//! the migrations (waiting for Postgres), the signing key, the requests about no account, and
+//! the fleet ([`crate::fleet`]), which takes this worker's share of the accounts' leases and
+//! serves each on a pool fenced by its lease; on shutdown, a drain bounded by one deadline
+//! ([`crate::shutdown`]). Every long-lived task runs under one [`Supervisor`]
+//! ([`crate::supervise`]): a fatal failure shuts the worker down the same way and `run`
+//! returns it.
 //!
 //! Everything lives in values handed down from [`run`], never in globals, so tests can run
 //! several workers (and gateways) in one process.
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 use wazap_shared::bus;
-use wazap_shared::subjects::Subjects;
+use wazap_shared::subjects::{ANY_ACCOUNT, Subjects};
 
-use crate::archive::{self, Archive};
-use crate::send::receipts::JournalReceipts;
+use crate::archive;
 use crate::shutdown::Shutdown;
 use crate::state::AppState;
 use crate::supervise::Supervisor;
-use crate::{Config, connector, db, grants, lease, rpc};
+use crate::{Config, db, grants, lease, rpc};
 
 /// Postgres connections the worker keeps open at most.
 pub const POOL_SIZE: usize = 16;
@@ -75,13 +72,14 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     }
 }
 
-/// Postgres connections for start-up and the lease keeper (outside the serving pool, so a busy
-/// pool never delays a renewal).
-const LEASE_POOL_SIZE: usize = 2;
+/// Postgres connections for start-up, the lease keepers and the fleet (outside the serving
+/// pool, so a busy pool never delays a renewal).
+const LEASE_POOL_SIZE: usize = 4;
 
-/// Migrate, take the lease (waiting as a standby while another worker holds it), then start
-/// everything under `supervisor` and serve until `shutdown` or until the lease is lost — which ends
-/// in an error, so the process exits non-zero and its supervisor starts it again (as a standby).
+/// Migrate, then start everything under `supervisor`: the requests about no account
+/// (`<prefix>.rpc._any.>`: the owner API, the registry, JWKS) are served at once, by every
+/// worker; the fleet ([`crate::fleet`]) takes this worker's share of the accounts and serves
+/// each. Until `shutdown`: then every account drains and its lease is released.
 async fn start_and_serve(
     config: Config,
     shutdown: Shutdown,
@@ -100,115 +98,10 @@ async fn start_and_serve(
         return Ok(());
     }
     db::check_durability(&startup).await?;
-    let holder = lease::holder_name();
-    let nats_up = {
-        let nats = nats.clone();
-        move || nats.connection_state() == async_nats::connection::State::Connected
-    };
-    let Some(lease) = lease::acquire(
-        &startup,
-        lease::ALL_ACCOUNTS,
-        &holder,
-        nats_up,
-        shutdown.token(),
-    )
-    .await?
-    else {
-        tracing::info!("shut down while standing by");
-        return Ok(());
-    };
-    let services = supervisor.stop().clone();
-    lease.spawn_keeper(startup.clone(), &supervisor);
-    // Serving stops on shutdown or when the lease is lost, whichever comes first.
-    let serving = Shutdown::new(shutdown.token().child_token());
-    let stop_serving = serving.token().clone();
-    let lost = lease.lost();
-    tokio::spawn(async move {
-        tokio::select! {
-            () = lost.cancelled() => stop_serving.cancel(),
-            () = stop_serving.cancelled() => {}
-        }
-    });
-    // Only while serving: a drain that NATS cannot confirm is the drain's to bound.
-    give_up_without_nats(
-        nats.clone(),
-        lease.clone(),
-        startup.clone(),
-        serving.token().clone(),
-    );
-    let served = serve(&config, &lease, nats, subjects, serving, &supervisor).await;
-    if lease.lost().is_cancelled() {
-        services.cancel();
-        return Err(served.err().unwrap_or_else(|| {
-            anyhow::anyhow!("lost the worker lease; stopped so that only its new holder serves")
-        }));
-    }
-    // The archive writer and the connector stop before a standby may take over; writes still
-    // in flight are fenced.
-    services.cancel();
-    lease.release(&startup).await;
-    served
-}
-
-/// How long the holder may be without NATS (it answers nothing then) before it gives the lease
-/// up for a worker that can serve.
-const NATS_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Watch the NATS connection while serving: down for [`NATS_GRACE`] → release the lease at once
-/// (a standby that reaches NATS takes over within a poll; what this worker still does is fenced,
-/// and it hands nothing more to WhatsApp), then drain and exit non-zero. Restarted, it takes a
-/// lease only once NATS is back, so a NATS outage costs one restart, not a loop of them.
-fn give_up_without_nats(
-    nats: async_nats::Client,
-    lease: lease::Held,
-    pool: deadpool_postgres::Pool,
-    stop: CancellationToken,
-) {
-    tokio::spawn(async move {
-        let mut down_since: Option<tokio::time::Instant> = None;
-        let lost = lease.lost();
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = lost.cancelled() => return,
-                () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
-            }
-            if nats.connection_state() == async_nats::connection::State::Connected {
-                down_since = None;
-                continue;
-            }
-            let since = *down_since.get_or_insert_with(tokio::time::Instant::now);
-            if since.elapsed() >= NATS_GRACE {
-                tracing::error!(
-                    lease = lease.name(),
-                    "NATS unreachable for 3 s: giving the lease up for a worker that can serve"
-                );
-                lease.release(&pool).await;
-                return;
-            }
-        }
-    });
-}
-
-/// Start the archive, the key, the connector and the dispatcher on a pool fenced by `lease`, then
-/// serve until `shutdown`.
-async fn serve(
-    config: &Config,
-    lease: &lease::Held,
-    nats: async_nats::Client,
-    subjects: Subjects,
-    shutdown: Shutdown,
-    supervisor: &Supervisor,
-) -> anyhow::Result<()> {
-    let pool = db::fenced_pool(&config.database_url, POOL_SIZE, lease.name(), lease.epoch())
-        .context("database pool")?;
+    let pool = db::pool(&config.database_url, POOL_SIZE).context("database pool")?;
     // Plans cached while a table was still small must not outlive its growth.
-    db::statistics::spawn(pool.clone(), supervisor);
-    let archive = Archive::start(pool.clone(), supervisor)
-        .await
-        .context("archive")?;
-    // Waiting gateways wake on these events instead of polling (DESIGN §8).
-    archive::spawn_event_publisher(&archive, nats.clone(), &subjects, supervisor);
+    db::statistics::spawn(pool.clone(), &supervisor);
+    let meta = archive::meta(&pool).await.context("archive")?;
     let kid = grants::ensure_signing_key(&pool)
         .await
         .context("signing key")?;
@@ -218,25 +111,6 @@ async fn serve(
     {
         tracing::info!("owner password set from WAZAP_OWNER_PASSWORD");
     }
-    let connector = connector::start(
-        config,
-        archive.clone(),
-        pool.clone(),
-        nats.clone(),
-        subjects.clone(),
-        Arc::new(JournalReceipts::new(pool.clone())),
-        supervisor,
-    )
-    .await
-    .context("connector")?;
-    tracing::info!(
-        archive.id = %archive.meta().archive_id,
-        kid = %kid,
-        connector = ?config.connector,
-        prefix = subjects.prefix(),
-        lease.epoch = lease.epoch(),
-        "worker started"
-    );
     let trust_loopback =
         grants::verify::loopback_trusted(&config.nats.url, config.nats.is_authenticated());
     if !trust_loopback {
@@ -244,9 +118,56 @@ async fn serve(
             "NATS is neither on loopback nor authenticated: local connections are refused"
         );
     }
-    let state = AppState::new(pool, archive, connector, nats, subjects, supervisor.clone())
-        .trusting_loopback(trust_loopback)
-        .holding(lease.clone());
+    let state = AppState::new(
+        pool,
+        meta,
+        nats.clone(),
+        subjects.clone(),
+        supervisor.clone(),
+    )
+    .trusting_loopback(trust_loopback);
     state.tokens.reload().await;
-    rpc::serve(state, shutdown).await
+    crate::send::recovery::spawn_sweeper(state.db.clone(), &supervisor);
+    let served = state.served.clone();
+    crate::metrics::register_gauges(
+        move || {
+            served
+                .ids()
+                .into_iter()
+                .filter_map(|id| served.get(&id))
+                .map(|a| (a.id.clone(), a.connector.state(&a.id)))
+                .collect()
+        },
+        &state.db,
+        &nats,
+    );
+    let holder = lease::holder_name();
+    tracing::info!(
+        archive.id = %state.meta.archive_id,
+        kid = %kid,
+        connector = ?config.connector,
+        prefix = subjects.prefix(),
+        holder = %holder,
+        "worker started"
+    );
+    let nats_up = {
+        let nats = nats.clone();
+        move || nats.connection_state() == async_nats::connection::State::Connected
+    };
+    let fleet = tokio::spawn(crate::fleet::run(
+        state.clone(),
+        config.clone(),
+        startup,
+        holder,
+        nats_up,
+        shutdown.token().clone(),
+    ));
+    let any = subjects.rpc_account(ANY_ACCOUNT);
+    let served = rpc::serve_subject(state, any, shutdown).await;
+    // The accounts drain beside the requests about none; their writers and connectors stop
+    // before their leases are released.
+    if let Err(e) = fleet.await {
+        tracing::error!(error = %e, "the fleet task failed");
+    }
+    served
 }

@@ -42,13 +42,14 @@ const HEALTHY_RUN: Duration = Duration::from_secs(60);
 /// services.
 #[derive(Clone, Debug)]
 pub struct Supervisor {
+    /// Cancelled when the worker stops its services (or, for a [`Supervisor::child`], the part
+    /// it supervises): every task's stop signal.
+    stop: CancellationToken,
     inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    /// Cancelled when the worker stops its services: every task's stop signal.
-    stop: CancellationToken,
     /// Cancelled by the first fatal failure.
     fatal: CancellationToken,
     /// What the first fatal failure was.
@@ -61,8 +62,8 @@ impl Supervisor {
     /// A supervisor whose tasks are told to stop by `stop`.
     pub fn new(stop: CancellationToken) -> Self {
         Self {
+            stop,
             inner: Arc::new(Inner {
-                stop,
                 fatal: CancellationToken::new(),
                 reason: OnceLock::new(),
                 down: Mutex::default(),
@@ -73,7 +74,17 @@ impl Supervisor {
     /// The token that tells the supervised tasks to stop (they watch it themselves and return
     /// `Ok(())`).
     pub fn stop(&self) -> &CancellationToken {
-        &self.inner.stop
+        &self.stop
+    }
+
+    /// A supervisor for one part of the worker (an account it serves): its tasks stop when
+    /// this one's do or when the part is stopped on its own ([`Supervisor::stop`] of the
+    /// child); failures count as the worker's (a fatal one stops the whole worker).
+    pub fn child(&self) -> Self {
+        Self {
+            stop: self.stop.child_token(),
+            inner: self.inner.clone(),
+        }
     }
 
     /// Wait for the first fatal failure; its reason (`"the archive writer stopped: …"`).
@@ -132,7 +143,7 @@ impl Supervisor {
                 let Some(why) = outcome(make()).await else {
                     return;
                 };
-                if this.inner.stop.is_cancelled() {
+                if this.stop.is_cancelled() {
                     tracing::warn!(task = name, error = %why, "a supervised task failed while stopping");
                     return;
                 }
@@ -148,7 +159,7 @@ impl Supervisor {
                 );
                 crate::metrics::task_failed(name, "restart");
                 tokio::select! {
-                    () = this.inner.stop.cancelled() => return,
+                    () = this.stop.cancelled() => return,
                     () = tokio::time::sleep(backoff) => {}
                 }
                 backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -10,7 +10,10 @@ use std::time::Instant;
 use common::{base_url, random_hex};
 use tokio_util::sync::CancellationToken;
 use wazap_worker::db;
-use wazap_worker::lease::{self, ALL_ACCOUNTS, Held, POLL_EVERY, TTL};
+use wazap_worker::lease::{self, Held, POLL_EVERY, TTL};
+
+/// The lease these tests contend for.
+const ALL_ACCOUNTS: &str = "account:default";
 use wazap_worker::supervise::Supervisor;
 
 async fn database() -> (String, String) {

@@ -31,7 +31,7 @@ async fn recovery_settles_unfinished_sends_and_sweeps_the_outbox() {
                 ('conn_a', 'gone', 'default', 'c_1', 'm_4', 'c', now() - interval '25 hours');",
     )
     .await;
-    let r = recover(&h.pool).await.expect("recovery");
+    let r = recover(&h.pool, "default").await.expect("recovery");
     assert_eq!(
         r,
         Recovered {
@@ -70,7 +70,10 @@ async fn recovery_settles_unfinished_sends_and_sweeps_the_outbox() {
         .collect();
     assert_eq!(left, vec!["mid".to_owned()]);
     // A second run finds nothing to do.
-    assert_eq!(recover(&h.pool).await.expect("again"), Recovered::default());
+    assert_eq!(
+        recover(&h.pool, "default").await.expect("again"),
+        Recovered::default()
+    );
     drop(client);
     h.finish().await;
 }

@@ -56,8 +56,9 @@ fn text(chat: &str, request_id: &str) -> SendMessageRequest {
 #[tokio::test]
 async fn a_send_past_its_deadline_is_journaled_failed_and_never_transmitted() {
     let h = Harness::start().await;
-    let serving = tokio::spawn(wazap_worker::rpc::serve(
+    let serving = tokio::spawn(wazap_worker::rpc::serve_subject(
         h.state.clone(),
+        h.subjects.rpc_all(),
         Shutdown::new(h.shutdown.clone()),
     ));
     let chat = h

@@ -16,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use tokio::time::{Instant, sleep, sleep_until};
 use wazap_shared::RpcError;
+use wazap_shared::bus::Rpc as _;
 use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::wait::{
     WaitForMessages, WaitForMessagesRequest, WaitForMessagesResponse, WaitPollResponse,
@@ -108,8 +109,12 @@ impl McpServer {
         mut request: WaitForMessagesRequest,
         deadline: Instant,
     ) -> Result<WaitForMessagesResponse, RpcError> {
-        // Listen before the first poll, so an event for any later commit wakes this call.
-        let mut events = self.bus.events().receiver().await?;
+        // Listen before the first poll, so an event for any later commit of the account (the
+        // one the worker routes the poll to) wakes this call.
+        let account = WaitForMessages::account(&request)
+            .unwrap_or(wazap_shared::ids::DEFAULT_ACCOUNT)
+            .to_owned();
+        let mut events = self.bus.events().receiver(&account).await?;
         let mut poll = self.forward::<WaitForMessages>(grant, &request).await?;
         let cursor_reset = poll.cursor_reset;
         loop {

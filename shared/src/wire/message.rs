@@ -149,6 +149,20 @@ impl SyncState {
             Self::Demo => "demo",
         }
     }
+
+    /// The state named `s` (its wire string), if any.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Live,
+            Self::CatchingUp,
+            Self::Offline,
+            Self::Paused,
+            Self::Unpaired,
+            Self::Demo,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
 }
 
 /// Who sent a message.

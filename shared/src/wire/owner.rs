@@ -56,6 +56,23 @@ macro_rules! owner_op {
             type Response = OwnerAnswer<$resp>;
         }
     };
+    // An op carried out by the connector of the default account: it goes to the worker that
+    // serves that account.
+    ($(#[$doc:meta])* $name:ident, $op:expr, $req:ty, $resp:ty, connector) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+        impl Rpc for $name {
+            const OP: &'static str = $op;
+            const DEADLINE: Duration = OWNER_DEADLINE;
+            type Request = OwnerCall<$req>;
+            type Response = OwnerAnswer<$resp>;
+
+            fn account(_: &Self::Request) -> Option<&str> {
+                Some(crate::ids::DEFAULT_ACCOUNT)
+            }
+        }
+    };
 }
 
 /// Nothing to send.
@@ -380,11 +397,11 @@ owner_op!(
 );
 owner_op!(
     /// RPC `owner_account`.
-    OwnerAccount, op::OWNER_ACCOUNT, Empty, AccountView
+    OwnerAccount, op::OWNER_ACCOUNT, Empty, AccountView, connector
 );
 owner_op!(
     /// RPC `owner_account_action`.
-    OwnerAccountAction, op::OWNER_ACCOUNT_ACTION, AccountActionRequest, AccountView
+    OwnerAccountAction, op::OWNER_ACCOUNT_ACTION, AccountActionRequest, AccountView, connector
 );
 owner_op!(
     /// RPC `owner_recent_sends`.

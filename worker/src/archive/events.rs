@@ -1,5 +1,6 @@
-//! Publishing "the archive advanced to position P" on `<prefix>.events.archive` (DESIGN §8),
-//! so gateways waiting in `wait_for_messages` wake without polling.
+//! Publishing "the account's archive advanced to position P" on
+//! `<prefix>.events.archive.<account>` (DESIGN §8), so gateways waiting in `wait_for_messages`
+//! wake without polling.
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -8,7 +9,7 @@ use wazap_shared::subjects::Subjects;
 use super::Archive;
 use crate::supervise::Supervisor;
 
-/// Publish `{"position": N}` on `<prefix>.events.archive` after every commit that stored
+/// Publish `{"position": N}` on `<prefix>.events.archive.<account>` after every commit that stored
 /// messages (bursts coalesce to the latest position), until the supervisor stops or the
 /// writer is gone. Started again by `supervisor` if it fails.
 pub fn spawn_event_publisher(
@@ -18,7 +19,7 @@ pub fn spawn_event_publisher(
     supervisor: &Supervisor,
 ) {
     let committed = archive.committed();
-    let subject = subjects.archive_events();
+    let subject = subjects.archive_events_of(archive.account());
     let stop = supervisor.stop().clone();
     supervisor.spawn_restarting("archive event publisher", move || {
         publish(

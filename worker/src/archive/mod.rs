@@ -38,10 +38,46 @@ pub struct ArchiveMeta {
     pub archive_id: uuid::Uuid,
 }
 
-/// A handle to the archive: its identity and its single writer. Cheap to clone.
+/// The archive's identity, created with the first worker's start: a random `archive_id` and
+/// 32-byte id key, and the default account.
+pub async fn meta(pool: &Pool) -> anyhow::Result<ArchiveMeta> {
+    Ok(identity(&pool.get().await?).await?.0)
+}
+
+async fn identity(
+    client: &impl deadpool_postgres::GenericClient,
+) -> anyhow::Result<(ArchiveMeta, IdKey)> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret)
+        .map_err(|e| anyhow::anyhow!("no system randomness for the id key: {e}"))?;
+    client
+        .execute(
+            "insert into archive_meta (archive_id, id_key) values ($1::text::uuid, $2)
+             on conflict (singleton) do nothing",
+            &[&uuid::Uuid::new_v4().to_string(), &secret.as_slice()],
+        )
+        .await?;
+    let row = client
+        .query_one("select archive_id::text, id_key from archive_meta", &[])
+        .await?;
+    let archive_id: uuid::Uuid = row.get::<_, String>(0).parse()?;
+    let key = IdKey::new(row.get::<_, &[u8]>(1));
+    client
+        .execute(
+            "insert into accounts (account_id, display_name) values ($1, 'Default')
+             on conflict do nothing",
+            &[&wazap_shared::ids::DEFAULT_ACCOUNT],
+        )
+        .await?;
+    Ok((ArchiveMeta { archive_id }, key))
+}
+
+/// A handle to one account's archive: the archive's identity and the account's single writer
+/// (each account has its own, started by the worker that owns the account). Cheap to clone.
 #[derive(Clone)]
 pub struct Archive {
     meta: ArchiveMeta,
+    account: std::sync::Arc<str>,
     tx: mpsc::Sender<Command>,
     committed: watch::Receiver<i64>,
 }
@@ -50,45 +86,31 @@ impl std::fmt::Debug for Archive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Archive")
             .field("archive_id", &self.meta.archive_id)
+            .field("account", &self.account)
             .finish_non_exhaustive()
     }
 }
 
 impl Archive {
     /// Load (or create) the archive's identity (a random `archive_id` and 32-byte id key) and
-    /// the default account, and start the writer task under `supervisor` (it stops with the
-    /// supervisor's stop token; a panic in it stops the worker: its positions cannot be
-    /// rebuilt in-process) and the search index's janitor (restarted when it fails). Expects
-    /// the migrations applied.
-    pub async fn start(pool: Pool, supervisor: &Supervisor) -> anyhow::Result<Self> {
+    /// the default account, and start `account`'s writer task under `supervisor` (it stops
+    /// with the supervisor's stop token; a panic in it stops the worker: its positions cannot
+    /// be rebuilt in-process) and the search index's janitor (restarted when it fails). Expects
+    /// the migrations applied, and `pool` fenced by the account's lease when several workers
+    /// may run ([`crate::db::fenced_pool`]).
+    pub async fn start(pool: Pool, account: &str, supervisor: &Supervisor) -> anyhow::Result<Self> {
         let client = pool.get().await?;
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret)
-            .map_err(|e| anyhow::anyhow!("no system randomness for the id key: {e}"))?;
-        client
-            .execute(
-                "insert into archive_meta (archive_id, id_key) values ($1::text::uuid, $2)
-                 on conflict (singleton) do nothing",
-                &[&uuid::Uuid::new_v4().to_string(), &secret.as_slice()],
-            )
-            .await?;
-        let row = client
-            .query_one("select archive_id::text, id_key from archive_meta", &[])
-            .await?;
-        let archive_id: uuid::Uuid = row.get::<_, String>(0).parse()?;
-        let key = IdKey::new(row.get::<_, &[u8]>(1));
-        client
-            .execute(
-                "insert into accounts (account_id, display_name) values ($1, 'Default')
-                 on conflict do nothing",
-                &[&wazap_shared::ids::DEFAULT_ACCOUNT],
-            )
-            .await?;
-        if writer::stats::recompute(&client).await? {
-            tracing::warn!("chat statistics repaired after an unclean stop");
+        let (meta, key) = identity(&client).await?;
+        let archive_id = meta.archive_id;
+        if writer::stats::recompute(&client, account).await? {
+            tracing::warn!(account, "chat statistics repaired after an unclean stop");
         }
+        // Each account numbers its own messages (migration 0019).
         let last: i64 = client
-            .query_one("select coalesce(max(position), 0) from messages", &[])
+            .query_one(
+                "select coalesce(max(position), 0) from messages where account_id = $1",
+                &[&account],
+            )
             .await?
             .get(0);
         drop(client);
@@ -101,9 +123,10 @@ impl Archive {
             writer.run(rx, stop).await;
             Ok(())
         });
-        tracing::info!(archive.id = %archive_id, position = last, "archive started");
+        tracing::info!(archive.id = %archive_id, account, position = last, "archive started");
         Ok(Self {
-            meta: ArchiveMeta { archive_id },
+            meta,
+            account: account.into(),
             tx,
             committed,
         })
@@ -114,7 +137,12 @@ impl Archive {
         &self.meta
     }
 
-    /// The highest committed message position; it changes after each commit that stored
+    /// The account this archive writes.
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// The account's highest committed message position; it changes after each commit that stored
     /// messages. Subscribe before querying so nothing slips between.
     pub fn committed(&self) -> watch::Receiver<i64> {
         self.committed.clone()
@@ -126,8 +154,15 @@ impl Archive {
         make: impl FnOnce(oneshot::Sender<anyhow::Result<T>>) -> Command,
     ) -> anyhow::Result<oneshot::Receiver<anyhow::Result<T>>> {
         let (reply, rx) = oneshot::channel();
+        let command = make(reply);
+        anyhow::ensure!(
+            command.account() == &*self.account,
+            "the archive of account {} was handed a write of account {}",
+            self.account,
+            command.account()
+        );
         self.tx
-            .send(make(reply))
+            .send(command)
             .await
             .map_err(|_| anyhow::anyhow!("the archive writer has stopped"))?;
         Ok(rx)

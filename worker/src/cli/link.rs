@@ -37,13 +37,25 @@ pub async fn link(config: &Config, account: &str, phone: Option<String>) -> anyh
     }
     let stop = CancellationToken::new();
     super::run::cancel_on_signals(stop.clone());
+    // The account's lease, as a worker would hold it: no worker serves the account (and
+    // writes its archive) while this links it.
+    let name = crate::lease::account_lease(account);
+    let Some(held) = crate::lease::try_acquire(&pool, &name, &crate::lease::holder_name()).await?
+    else {
+        anyhow::bail!(
+            "account {account} is served by a running worker: link it from the owner dashboard, \
+             or stop the workers first"
+        );
+    };
     let session = CancellationToken::new();
     let supervisor = Supervisor::new(session.clone());
-    let archive = Archive::start(pool.clone(), &supervisor).await?;
-    let receipts = Arc::new(JournalReceipts::new(pool.clone()));
+    held.spawn_keeper(pool.clone(), &supervisor);
+    let fenced = db::fenced_pool(&config.database_url, 4, held.name(), held.epoch())?;
+    let archive = Archive::start(fenced.clone(), account, &supervisor).await?;
+    let receipts = Arc::new(JournalReceipts::new(fenced.clone()));
     let wa = WhatsappConnector::start(
         archive,
-        pool,
+        fenced,
         &config.data_dir,
         account,
         config.whatsapp_network.clone(),
@@ -57,6 +69,7 @@ pub async fn link(config: &Config, account: &str, phone: Option<String>) -> anyh
     };
     session.cancel();
     wa.stopped().await;
+    held.release(&pool).await;
     result
 }
 

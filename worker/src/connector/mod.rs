@@ -95,14 +95,16 @@ pub trait Connector: Send + Sync + 'static {
 /// A shared connector handle.
 pub type DynConnector = Arc<dyn Connector>;
 
-/// Start the connector of `kind`: `demo` seeds the sample archive (once, into an empty default
-/// account); `sim` starts serving `<prefix>.sim.>` (subscribed before this returns);
-/// `whatsapp` takes the device store in the data directory and connects in the background,
-/// handing the receipts of sent messages to `receipts` (the other two have none). Their
-/// long-lived tasks run under `supervisor` (a failure stops the worker) and stop with its stop
-/// token.
+/// Start `archive`'s account's connector, of `kind`: `demo` seeds the sample archive (once, into
+/// an empty account); `sim` starts serving `<prefix>.sim.<account>.>` (subscribed before this
+/// returns); `whatsapp` takes the account's device store in the data directory and connects in
+/// the background, handing the receipts of sent messages to `receipts` (the other two have
+/// none). Their long-lived tasks run under `supervisor` (a failure stops the worker) and stop
+/// with its stop token.
+#[allow(clippy::too_many_arguments)]
 pub async fn start(
     config: &Config,
+    kind: ConnectorKind,
     archive: Archive,
     pool: Pool,
     nats: async_nats::Client,
@@ -110,17 +112,20 @@ pub async fn start(
     receipts: DynReceipts,
     supervisor: &Supervisor,
 ) -> anyhow::Result<DynConnector> {
-    match config.connector {
-        ConnectorKind::Whatsapp => Ok(whatsapp::WhatsappConnector::start(
-            archive,
-            pool,
-            &config.data_dir,
-            wazap_shared::ids::DEFAULT_ACCOUNT,
-            config.whatsapp_network.clone(),
-            receipts,
-            supervisor,
-        )
-        .await?),
+    match kind {
+        ConnectorKind::Whatsapp => {
+            let account = archive.account().to_owned();
+            Ok(whatsapp::WhatsappConnector::start(
+                archive,
+                pool,
+                &config.data_dir,
+                &account,
+                config.whatsapp_network.clone(),
+                receipts,
+                supervisor,
+            )
+            .await?)
+        }
         ConnectorKind::Demo => {
             demo::seed(&archive, &pool, chrono::Utc::now()).await?;
             Ok(Arc::new(demo::DemoConnector))

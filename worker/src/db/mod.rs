@@ -70,6 +70,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0018_account_registry",
         include_str!("migrations/0018_account_registry.sql"),
     ),
+    (
+        "0019_account_leases",
+        include_str!("migrations/0019_account_leases.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

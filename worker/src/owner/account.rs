@@ -17,21 +17,40 @@ use crate::config::ConnectorKind;
 use crate::connector::{AccountAction, ControlError, DynConnector};
 use crate::error::Error;
 
-/// Every account with its state now.
-pub async fn list(db: &Pool, connector: &DynConnector) -> Result<AccountList, Error> {
+/// What a worker's own connectors say of the accounts it serves (`None`: not served here).
+pub type Live<'a> = &'a (dyn Fn(&str) -> Option<SyncState> + Sync);
+
+/// Each account's state as recorded by the worker holding its lease, while the lease counts.
+const RECORDED: &str = "select s.account_id, s.state from account_status s
+       join worker_lease l on l.name = 'account:' || s.account_id and l.expires_at > now()";
+
+/// Every account with its state now: from this worker's connector for the accounts it serves,
+/// else as recorded by the worker serving it, else `offline` (no worker serves it).
+pub async fn list(db: &Pool, live: Live<'_>) -> Result<AccountList, Error> {
     let client = db.get().await?;
     let all = accounts::list(&client).await.map_err(refusal)?;
+    let recorded: std::collections::HashMap<String, SyncState> = client
+        .query(RECORDED, &[])
+        .await?
+        .iter()
+        .filter_map(|r| Some((r.get(0), SyncState::parse(r.get(1))?)))
+        .collect();
     Ok(AccountList {
-        accounts: all.into_iter().map(|a| summary(connector, a)).collect(),
+        accounts: all
+            .into_iter()
+            .map(|a| {
+                let state = (live(&a.account_id))
+                    .or_else(|| recorded.get(&a.account_id).copied())
+                    .unwrap_or(SyncState::Offline);
+                summary(state, a)
+            })
+            .collect(),
     })
 }
 
-/// Add `req`'s account.
-pub async fn add(
-    db: &Pool,
-    connector: &DynConnector,
-    req: AddAccountRequest,
-) -> Result<AccountSummary, Error> {
+/// Add `req`'s account; a worker takes it within a second or two ([`crate::fleet`]), so it
+/// is `offline` until then.
+pub async fn add(db: &Pool, req: AddAccountRequest) -> Result<AccountSummary, Error> {
     let kind = req
         .connector
         .map(|c| {
@@ -50,7 +69,7 @@ pub async fn add(
     .await
     .map_err(refusal)?;
     tracing::info!(account.id = %added.account_id, "account added");
-    Ok(summary(connector, added))
+    Ok(summary(SyncState::Offline, added))
 }
 
 /// Remove `req`'s account, keeping or deleting its archive.
@@ -78,14 +97,8 @@ pub async fn remove(db: &Pool, req: RemoveAccountRequest) -> Result<RemovedAccou
     })
 }
 
-/// An account as the owner sees it. A worker connects the default account only until workers
-/// share the accounts (#27): any other is `unpaired` here.
-fn summary(connector: &DynConnector, a: accounts::Account) -> AccountSummary {
-    let state = if a.account_id == DEFAULT_ACCOUNT {
-        connector.state(&a.account_id)
-    } else {
-        SyncState::Unpaired
-    };
+/// An account as the owner sees it, in `state`.
+fn summary(state: SyncState, a: accounts::Account) -> AccountSummary {
     AccountSummary {
         state,
         connector: a.connector.map(|k| k.as_str().to_owned()),

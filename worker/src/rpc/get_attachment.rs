@@ -63,10 +63,16 @@ pub async fn handle(
         Some(b) => b,
         None => {
             drop(db);
-            let downloaded = state
-                .connector
-                .download(&found.account_id, &found.attachment_id)
-                .await
+            // Only the worker serving the account reaches WhatsApp for it.
+            let download = match state.served.get(&found.account_id) {
+                Some(a) => {
+                    a.connector
+                        .download(&found.account_id, &found.attachment_id)
+                        .await
+                }
+                None => Ok(None),
+            };
+            let downloaded = download
                 .map_err(|e| Error::internal("attachment download", e))?
                 .ok_or_else(|| {
                     Error::new(

@@ -52,7 +52,9 @@ pub async fn handle(
             .ok_or_else(|| Error::invalid("before", "not a chat of this listing"))
     };
     let rows = read::in_account(&db, &account, CONTEXT, list).await?;
-    let can_send = state.connector.can_send();
+    // Only the worker serving the account sends for it; an account served nowhere (removed,
+    // or between two workers) cannot send now.
+    let can_send = (state.served.get(&account)).is_some_and(|a| a.connector.can_send());
     Ok(ListChatsResponse {
         account_id: account,
         chats: rows

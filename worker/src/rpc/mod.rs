@@ -57,25 +57,39 @@ pub const QUEUE_GROUP: &str = "wazap-worker";
 /// The last part of the drain, kept for handing the last replies to NATS.
 const FLUSH_RESERVE: Duration = Duration::from_secs(1);
 
-/// Serve requests until shutdown is asked for, then stop taking new ones, wait for those in
-/// flight and flush their replies — every step only until the shutdown's one deadline
+/// Serve the requests on `subject` (an account's `<prefix>.rpc.<account>.>`, or
+/// `<prefix>.rpc._any.>`) until shutdown is asked for, then stop taking new ones, wait for those
+/// in flight and flush their replies — every step only until the shutdown's one deadline
 /// ([`crate::shutdown::DRAIN_LIMIT`]), so a NATS server that no longer answers cannot hold the
 /// worker. Fails if the subscription cannot be made or ends early.
-pub async fn serve(state: AppState, shutdown: Shutdown) -> anyhow::Result<()> {
-    // Settle sends a previous run left unfinished before any new request is taken.
-    crate::send::recovery::recover(&state.db).await?;
-    crate::send::recovery::spawn_sweeper(state.db.clone(), &state.supervisor);
-    let mut sub = state
+pub async fn serve_subject(
+    state: AppState,
+    subject: String,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let sub = subscribe(&state, &subject).await?;
+    serve_on(state, sub, subject, shutdown).await
+}
+
+/// Subscribe to `subject` in the workers' queue group, confirmed by the server when this
+/// returns (so a request sent after it reaches this worker).
+pub async fn subscribe(state: &AppState, subject: &str) -> anyhow::Result<async_nats::Subscriber> {
+    let sub = state
         .nats
-        .queue_subscribe(state.subjects.rpc_all(), QUEUE_GROUP.into())
+        .queue_subscribe(subject.to_owned(), QUEUE_GROUP.into())
         .await?;
-    tracing::info!(prefix = state.subjects.prefix(), "serving requests");
-    let connector = state.connector.clone();
-    crate::metrics::register_gauges(
-        move || connector.state(wazap_shared::ids::DEFAULT_ACCOUNT),
-        &state.db,
-        &state.nats,
-    );
+    state.nats.flush().await?;
+    Ok(sub)
+}
+
+/// [`serve_subject`] on a subscription made by [`subscribe`].
+pub async fn serve_on(
+    state: AppState,
+    mut sub: async_nats::Subscriber,
+    subject: String,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    tracing::info!(subject = %subject, "serving requests");
     let tracker = TaskTracker::new();
     let ended_early = loop {
         tokio::select! {
@@ -129,7 +143,7 @@ pub async fn serve(state: AppState, shutdown: Shutdown) -> anyhow::Result<()> {
         Ok(Ok(())) => {}
     }
     anyhow::ensure!(!ended_early, "the NATS subscription ended");
-    tracing::info!("stopped serving requests");
+    tracing::info!(subject = %subject, "stopped serving requests");
     Ok(())
 }
 
@@ -284,6 +298,43 @@ fn finish<T: serde::Serialize>(result: Result<T, Error>) -> (bytes::Bytes, &'sta
         Err(e) => e.code.as_str(),
     };
     (encode_reply(&Reply::from(result)), outcome)
+}
+
+/// The sender of the account `chat_id` names (the default account's without one), when this
+/// worker serves it. When it does not, the refusal: the grant's first (who asks comes before
+/// where it asks), then why the account is not served here ([`AppState::serving`]).
+async fn sender_for(
+    state: &AppState,
+    grant: Option<&VerifiedGrant>,
+    chat_id: Option<&str>,
+) -> Result<crate::send::Sender, Error> {
+    let account = wazap_shared::ids::read_account(None, &[chat_id]);
+    if let Some(served) = state.served.get(account) {
+        return Ok(served.sender.clone());
+    }
+    grants::authorize(&state.db, grant).await?;
+    Ok(state.serving(account).await?.sender.clone())
+}
+
+/// Run a send op's checked request `req` on the sender of its chat's account; a request that
+/// did not pass its checks is answered after the grant's check alone.
+async fn send_op(
+    state: &AppState,
+    grant: Option<&VerifiedGrant>,
+    req: Result<crate::send::NewSend, Error>,
+) -> (bytes::Bytes, &'static str) {
+    let req = match req {
+        Ok(r) => r,
+        Err(e) => {
+            let refused = grants::authorize(&state.db, grant).await;
+            return finish::<wazap_shared::wire::send::SendResult>(refused.and(Err(e)));
+        }
+    };
+    let result = match sender_for(state, grant, Some(req.chat_id())).await {
+        Ok(sender) => crate::send::serve(&sender, grant, Ok(req)).await,
+        Err(e) => Err(e),
+    };
+    finish(result)
 }
 
 /// Decode a request body (`wazap_shared::bus::decode_request`, the sim's decoder too).

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::accounts::{AddAccountRequest, RemoveAccountRequest};
 use wazap_shared::wire::owner::{
@@ -129,13 +130,15 @@ pub(super) async fn dispatch(
         }
         op::OWNER_ACCOUNT => {
             run::<Empty, _>(state, payload, Read, async |_, _| {
-                Ok(OwnerAnswer::Done(account::view(&state.connector)))
+                let served = state.serving(DEFAULT_ACCOUNT).await?;
+                Ok(OwnerAnswer::Done(account::view(&served.connector)))
             })
             .await
         }
         op::OWNER_ACCOUNT_ACTION => {
             run::<AccountActionRequest, _>(state, payload, Write, async |call, _| {
-                account::act(&state.connector, call.body)
+                let served = state.serving(DEFAULT_ACCOUNT).await?;
+                account::act(&served.connector, call.body)
                     .await
                     .map(OwnerAnswer::Done)
             })
@@ -149,17 +152,15 @@ pub(super) async fn dispatch(
         }
         op::OWNER_LIST_ACCOUNTS => {
             run::<Empty, _>(state, payload, Read, async |_, _| {
-                account::list(db, &state.connector)
-                    .await
-                    .map(OwnerAnswer::Done)
+                let served = &state.served;
+                let live = |id: &str| served.get(id).map(|a| a.connector.state(id));
+                account::list(db, &live).await.map(OwnerAnswer::Done)
             })
             .await
         }
         op::OWNER_ADD_ACCOUNT => {
             run::<AddAccountRequest, _>(state, payload, Write, async |call, _| {
-                account::add(db, &state.connector, call.body)
-                    .await
-                    .map(OwnerAnswer::Done)
+                account::add(db, call.body).await.map(OwnerAnswer::Done)
             })
             .await
         }

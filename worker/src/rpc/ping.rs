@@ -1,7 +1,8 @@
 //! `ping`: a cheap readiness probe for the gateways' `/readyz`. Needs no grant and says nothing
 //! about any chat: the archive's identity, the default account's session state, and whether
 //! Postgres answers — or `worker_unavailable` naming the stopped task while one of the worker's
-//! supervised tasks is down ([`crate::supervise`]).
+//! supervised tasks is down ([`crate::supervise`]), or while an account in use is served by no
+//! worker ([`crate::fleet`]).
 
 use std::time::Duration;
 
@@ -15,6 +16,17 @@ use crate::state::AppState;
 /// How long the database probe may take; `ping`'s own deadline is 2 s.
 const DB_PROBE: Duration = Duration::from_secs(1);
 
+/// An account in use that no worker serves now: none whose lease counts has recorded it as
+/// served ([`crate::fleet`]).
+const UNSERVED: &str = "select a.account_id from accounts a
+      where a.removed_at is null
+        and not exists (
+            select 1 from account_status s
+              join worker_lease l on l.name = 'account:' || s.account_id
+                                 and l.holder = s.holder and l.expires_at > now()
+             where s.account_id = a.account_id)
+      limit 1";
+
 /// Answer `ping`: not ready while a supervised task is down.
 pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse, Error> {
     if let Some(why) = state.supervisor.not_ready() {
@@ -22,12 +34,30 @@ pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse,
     }
     let probe = async {
         let client = state.db.get().await.ok()?;
-        client.simple_query("select 1").await.ok().map(|_| ())
+        let stmt = client.prepare_cached(UNSERVED).await.ok()?;
+        Some(
+            client
+                .query_opt(&stmt, &[])
+                .await
+                .ok()?
+                .map(|r| r.get::<_, String>(0)),
+        )
     };
-    let database = matches!(tokio::time::timeout(DB_PROBE, probe).await, Ok(Some(())));
+    let (database, unserved) = match tokio::time::timeout(DB_PROBE, probe).await {
+        Ok(Some(unserved)) => (true, unserved),
+        _ => (false, None),
+    };
+    // Ready means every account in use is served by some worker: a request about it reaches
+    // the worker holding its lease. Between two holders it is not (at most a takeover).
+    if unserved.is_some() {
+        return Err(Error::new(
+            ErrorCode::WorkerUnavailable,
+            "an account is not served by any worker yet (starting, or being taken over)",
+        ));
+    }
     Ok(PingResponse {
-        archive_id: state.archive.meta().archive_id.to_string(),
-        sync: state.connector.state(DEFAULT_ACCOUNT),
+        archive_id: state.meta.archive_id.to_string(),
+        sync: state.sync_state(DEFAULT_ACCOUNT).await,
         database,
     })
 }

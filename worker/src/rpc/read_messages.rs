@@ -66,7 +66,8 @@ pub async fn handle(
         None => read_status(&db, viewer, &args, &req).await?,
         Some(chat_ref) => read_chat(state, db, viewer, chat_ref, &args, &req).await?,
     };
-    Ok(respond(state, page, &req))
+    let sync = state.sync_state(&page.account).await;
+    Ok(respond(state, sync, page, &req))
 }
 
 /// The arguments' checks, each naming its field.
@@ -219,11 +220,16 @@ async fn read_chat(
     if anchor.is_some() && (found.len() as u32) < limit {
         // The archive ran out: ask the phone, without holding a connection while it answers.
         drop(db);
-        let received = match state
-            .connector
-            .fetch_older(&account, &chat_id, OLDER_WAIT)
-            .await
-        {
+        // Only the worker serving the account reaches its phone.
+        let asked = match state.served.get(&account) {
+            Some(a) => {
+                a.connector
+                    .fetch_older(&account, &chat_id, OLDER_WAIT)
+                    .await
+            }
+            None => Ok(0),
+        };
+        let received = match asked {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(chat.id = %chat_id, error = %e, "asking the phone for older history failed");
@@ -293,11 +299,18 @@ async fn previews(
 }
 
 /// Shape a page into the answer, with the session's sync state and its caveats.
-fn respond(state: &AppState, page: Page, req: &ReadMessagesRequest) -> ReadMessagesResponse {
-    let sync = state.connector.state(&page.account);
+fn respond(
+    state: &AppState,
+    sync: SyncState,
+    page: Page,
+    req: &ReadMessagesRequest,
+) -> ReadMessagesResponse {
+    let connector_notes = (state.served.get(&page.account))
+        .map(|a| a.connector.notes(&page.account))
+        .unwrap_or_default();
     let notes = sync_note(sync)
         .into_iter()
-        .chain(state.connector.notes(&page.account))
+        .chain(connector_notes)
         .map(str::to_owned)
         .collect();
     let messages: Vec<_> = page.found.into_iter().map(|m| m.message).collect();

@@ -14,7 +14,10 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let result = match super::decode::<SendCheckRequest>(payload) {
-        Ok(req) => send::check(&state.sender, grant, &req.chat_id).await,
+        Ok(req) => match super::sender_for(state, grant, Some(&req.chat_id)).await {
+            Ok(sender) => send::check(&sender, grant, &req.chat_id).await,
+            Err(e) => Err(e),
+        },
         // A body that does not decode is told only to a caller whose grant is good.
         Err(e) => match crate::grants::authorize(&state.db, grant).await {
             Ok(_) => Err(e),

@@ -6,7 +6,7 @@ use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::SendMediaRpc;
 
 use crate::error::Error;
-use crate::send::{self, NewSend, Payload};
+use crate::send::{NewSend, Payload};
 use crate::state::AppState;
 
 /// Serve one request: the body checked here, the grant and everything else in [`send::serve`].
@@ -16,7 +16,7 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let req = super::decode::<SendMediaRpc>(payload).and_then(new_send);
-    super::finish(send::serve(&state.sender, grant, req).await)
+    super::send_op(state, grant, req).await
 }
 
 /// The send a valid request asks for (the rules that need no bytes).

@@ -5,7 +5,7 @@ use wazap_shared::grant::VerifiedGrant;
 use wazap_shared::wire::send::SendVoiceRpc;
 
 use crate::error::Error;
-use crate::send::{self, NewSend, Payload};
+use crate::send::{NewSend, Payload};
 use crate::state::AppState;
 
 /// Longest voice note, in seconds.
@@ -18,7 +18,7 @@ pub async fn serve(
     payload: &[u8],
 ) -> (bytes::Bytes, &'static str) {
     let req = super::decode::<SendVoiceRpc>(payload).and_then(new_send);
-    super::finish(send::serve(&state.sender, grant, req).await)
+    super::send_op(state, grant, req).await
 }
 
 /// The send a valid request asks for: a voice note of 1–3600 s.

@@ -26,9 +26,7 @@ pub async fn handle(
     req: WaitForMessagesRequest,
 ) -> Result<WaitPollResponse, Error> {
     req.timeout()?;
-    let archive_id = state.archive.meta().archive_id.simple().to_string();
-    // Read the committed position first: everything at or below it is visible.
-    let committed = *state.archive.committed().borrow();
+    let archive_id = state.meta.archive_id.simple().to_string();
     let cursor = req.cursor.as_deref().map(Cursor::parse).transpose()?;
     let (start, cursor_reset) = match &cursor {
         None => (None, false),
@@ -44,6 +42,15 @@ pub async fn handle(
     let inside = super::args::viewer_in(viewer, asked.account())?;
     let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
+    // Read the committed position before the messages: everything at or below it is visible.
+    let committed = match state.served.get(asked.account()) {
+        Some(a) => *a.archive.committed().borrow(),
+        // Nobody writes the account here; its writer (if any) commits in position order, so
+        // the highest stored position is committed with every one below it.
+        None => read::wait::highest(&db, asked.account())
+            .await
+            .context(CONTEXT)?,
+    };
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let account = &scope.account;
     let respond = |messages: Vec<wazap_shared::wire::Message>, position: i64| WaitPollResponse {

@@ -120,6 +120,11 @@ pub struct NewSend {
 }
 
 impl NewSend {
+    /// The opaque chat id it sends to (its account is the send's).
+    pub fn chat_id(&self) -> &str {
+        &self.chat_id
+    }
+
     /// The worker's one check of what every send tool shares (the gateway ran the same
     /// checkers first): an opaque `chat_id`, a `request_id` of its shape, a well-formed media
     /// reference. Each tool's own fields are checked by its RPC op before it calls this.

@@ -1,7 +1,8 @@
 //! Start-up recovery of the journal (DESIGN §5): a send that was being handed over when the
 //! worker stopped may have left, so it becomes `outcome_unknown` (and never transmits again);
-//! one that was only reserved never left, so it becomes `failed`. Runs before any request is
-//! served; there is exactly one worker. While the worker runs, a sweep settles sends abandoned
+//! one that was only reserved never left, so it becomes `failed`. Runs for an account when a
+//! worker takes its lease, before any of its requests is served: only the lease's holder sends
+//! for the account, and the previous holder's writes are fenced by then. While the worker runs, a sweep settles sends abandoned
 //! in flight (their call could not journal an outcome) once they are older than the
 //! connector's budget allows ([`journal::STALE_AFTER`]).
 
@@ -27,22 +28,22 @@ pub struct Recovered {
     pub swept: u64,
 }
 
-/// Settle every unfinished send and sweep the outbox, in one transaction.
-pub async fn recover(pool: &Pool) -> anyhow::Result<Recovered> {
+/// Settle every unfinished send of `account` and sweep the outbox, in one transaction.
+pub async fn recover(pool: &Pool, account: &str) -> anyhow::Result<Recovered> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let unknown = tx
         .execute(
             "update send_journal set state = 'outcome_unknown', updated_at = now()
-             where state = 'transmitting'",
-            &[],
+             where state = 'transmitting' and account_id = $1",
+            &[&account],
         )
         .await?;
     let failed = tx
         .execute(
             "update send_journal set state = 'failed', updated_at = now()
-             where state = 'reserved'",
-            &[],
+             where state = 'reserved' and account_id = $1",
+            &[&account],
         )
         .await?;
     let swept = super::outbox::sweep(&tx).await?;
@@ -54,6 +55,7 @@ pub async fn recover(pool: &Pool) -> anyhow::Result<Recovered> {
     };
     if unknown + failed > 0 {
         tracing::warn!(
+            account,
             outcome_unknown = unknown,
             failed,
             "unfinished sends settled after an unclean stop"

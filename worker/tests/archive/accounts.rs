@@ -22,11 +22,13 @@ async fn add_work(h: &Harness) {
     )
     .await
     .unwrap();
+    h.serve(WORK).await;
 }
 
 /// `m` archived in account `account` through the live path; its message id.
 async fn ingest(h: &Harness, account: &str, m: SimMessage) -> String {
-    match h
+    let served = h.state.served.get(account).expect("the account is served");
+    match served
         .archive
         .ingest_live(account, to_inbound(m).unwrap())
         .await

@@ -442,7 +442,7 @@ async fn reads_refuse_an_unknown_account_and_answer_the_default_one() {
         WaitForMessagesRequest {
             cursor: Some(
                 Cursor {
-                    archive_id: h.state.archive.meta().archive_id.simple().to_string(),
+                    archive_id: h.state.meta.archive_id.simple().to_string(),
                     position: 0,
                     account: "default".into(),
                 }

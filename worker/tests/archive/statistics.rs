@@ -15,7 +15,7 @@ async fn chat_statistics_are_repaired_after_an_unclean_stop() {
     )
     .await;
     // As if the worker died with history deltas pending: statistics lag, the mark is set.
-    h.exec("update chats set last_message_at = null, last_position = null; update archive_meta set chat_stats_dirty = true")
+    h.exec("update chats set last_message_at = null, last_position = null; update accounts set chat_stats_dirty = true where account_id = 'default'")
         .await;
     let v = viewer_all();
     assert!(
@@ -25,7 +25,7 @@ async fn chat_statistics_are_repaired_after_an_unclean_stop() {
             .chats
             .is_empty()
     );
-    let restarted = wazap_worker::archive::Archive::start(h.pool.clone(), &h.supervisor)
+    let restarted = wazap_worker::archive::Archive::start(h.pool.clone(), "default", &h.supervisor)
         .await
         .unwrap();
     assert_eq!(
@@ -43,7 +43,10 @@ async fn chat_statistics_are_repaired_after_an_unclean_stop() {
         .get()
         .await
         .unwrap()
-        .query_one("select chat_stats_dirty from archive_meta", &[])
+        .query_one(
+            "select chat_stats_dirty from accounts where account_id = 'default'",
+            &[],
+        )
         .await
         .unwrap()
         .get(0);
@@ -144,7 +147,10 @@ async fn history_chunks_written_together_store_a_shared_message_once_and_keep_st
         .get(0);
     assert_eq!(wrong, 0);
     let dirty: bool = client
-        .query_one("select chat_stats_dirty from archive_meta", &[])
+        .query_one(
+            "select chat_stats_dirty from accounts where account_id = 'default'",
+            &[],
+        )
         .await
         .unwrap()
         .get(0);

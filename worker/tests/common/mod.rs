@@ -79,6 +79,51 @@ pub struct Harness {
     /// The worker's supervised tasks (stopped by `shutdown`).
     pub supervisor: Supervisor,
     pub db_name: String,
+    /// The worker configuration its accounts run with.
+    pub config: wazap_worker::Config,
+}
+
+/// Start account `id`'s archive and connector (of `config.connector`) on the state's pool, and
+/// serve it in `state` (no lease: a harness is the only worker).
+async fn serve_account(
+    state: &AppState,
+    config: &wazap_worker::Config,
+    supervisor: &Supervisor,
+    id: &str,
+) -> (Archive, DynConnector) {
+    let archive = Archive::start(state.db.clone(), id, supervisor)
+        .await
+        .expect("archive");
+    let connector = connector::start(
+        config,
+        config.connector,
+        archive.clone(),
+        state.db.clone(),
+        state.nats.clone(),
+        state.subjects.clone(),
+        std::sync::Arc::new(JournalReceipts::new(state.db.clone())),
+        supervisor,
+    )
+    .await
+    .expect("connector");
+    state.serve(state.db.clone(), archive.clone(), connector.clone(), None);
+    // Served as a worker's fleet would record it (`ping` asks), by a lease that never ends.
+    let db = state.db.get().await.expect("db");
+    db.execute(
+        "insert into worker_lease (name, holder, expires_at) values ($1, 'harness', 'infinity')
+         on conflict (name) do update set holder = 'harness', expires_at = 'infinity'",
+        &[&format!("account:{id}")],
+    )
+    .await
+    .expect("the account's lease");
+    db.execute(
+        "insert into account_status (account_id, state, holder) values ($1, 'live', 'harness')
+         on conflict (account_id) do update set holder = 'harness'",
+        &[&id],
+    )
+    .await
+    .expect("the account's status");
+    (archive, connector)
 }
 
 impl Harness {
@@ -98,9 +143,6 @@ impl Harness {
         wazap_worker::db::migrate(&pool).await.expect("migrate");
         let shutdown = CancellationToken::new();
         let supervisor = Supervisor::new(shutdown.clone());
-        let archive = Archive::start(pool.clone(), &supervisor)
-            .await
-            .expect("archive");
         let nats = async_nats::connect(nats_url()).await.expect("nats");
         let subjects = Subjects::new(format!("t{}", random_hex(6)));
         let mut config =
@@ -108,25 +150,15 @@ impl Harness {
                 .expect("the default configuration");
         config.connector = kind;
         config.data_dir = std::env::temp_dir().join(format!("wazap-{}", subjects.prefix()));
-        let connector = connector::start(
-            &config,
-            archive.clone(),
-            pool.clone(),
-            nats.clone(),
-            subjects.clone(),
-            std::sync::Arc::new(JournalReceipts::new(pool.clone())),
-            &supervisor,
-        )
-        .await
-        .expect("connector");
+        let meta = wazap_worker::archive::meta(&pool).await.expect("archive");
         let state = AppState::new(
             pool.clone(),
-            archive.clone(),
-            connector.clone(),
+            meta,
             nats.clone(),
             subjects.clone(),
             supervisor.clone(),
         );
+        let (archive, connector) = serve_account(&state, &config, &supervisor, "default").await;
         Self {
             state,
             archive,
@@ -137,7 +169,25 @@ impl Harness {
             shutdown,
             supervisor,
             db_name,
+            config,
         }
+    }
+
+    /// Serve account `id` too (registered first if it is not), with this harness's connector
+    /// kind: its archive and connector.
+    pub async fn serve(&self, id: &str) -> (Archive, DynConnector) {
+        self.pool
+            .get()
+            .await
+            .expect("db")
+            .execute(
+                "insert into accounts (account_id, display_name) values ($1, $1)
+                 on conflict do nothing",
+                &[&id],
+            )
+            .await
+            .expect("register the account");
+        serve_account(&self.state, &self.config, &self.supervisor, id).await
     }
 
     /// Call sim op `op` over NATS.

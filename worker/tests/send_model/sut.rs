@@ -187,13 +187,13 @@ impl<'h> Sut<'h> {
         let h = self.h;
         self.state = AppState::new(
             h.pool.clone(),
-            h.archive.clone(),
-            h.connector.clone(),
+            h.state.meta.clone(),
             h.nats.clone(),
             h.subjects.clone(),
             h.supervisor.clone(),
         );
-        wazap_worker::send::recovery::recover(&h.pool)
+        (self.state).serve(h.pool.clone(), h.archive.clone(), h.connector.clone(), None);
+        wazap_worker::send::recovery::recover(&h.pool, "default")
             .await
             .expect("recovery");
     }

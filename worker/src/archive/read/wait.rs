@@ -10,6 +10,14 @@ use super::messages::{ATTACHMENT_COLUMNS, to_message};
 use super::{Params, chat_filter, time_filter};
 use crate::viewer::Viewer;
 
+/// `account`'s highest stored position (0 for none).
+pub(crate) async fn highest(db: &impl GenericClient, account: &str) -> anyhow::Result<i64> {
+    let stmt = db
+        .prepare_cached("select coalesce(max(position), 0) from messages where account_id = $1")
+        .await?;
+    Ok(db.query_one(&stmt, &[&account]).await?.get(0))
+}
+
 /// What one poll asks for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct After<'a> {

@@ -257,7 +257,7 @@ impl Writer {
                 self.forgetting(r)?
             }
         };
-        self.pending.mark_dirty(&self.pool).await?;
+        self.pending.mark_dirty(&self.pool, &account).await?;
         let first_position = self.next_position;
         self.next_position += messages.len() as i64;
         Ok(Job {

@@ -1,4 +1,5 @@
-//! The single writer (DESIGN §8): one task owns every archive write. Commands arrive on an mpsc
+//! The single writer (DESIGN §8): one task owns every archive write of one account (each
+//! account has its own, in the worker that holds the account's lease). Commands arrive on an mpsc
 //! queue with a oneshot reply each; the task assigns `messages.position` from its own counter
 //! and commits in position order, so positions become visible in order (a reader never sees
 //! position 11 before 10). After each commit the highest stored position goes out on a watch
@@ -85,6 +86,21 @@ pub(crate) enum Command {
         lid: Option<String>,
         reply: Reply<()>,
     },
+}
+
+impl Command {
+    /// The account the command writes.
+    pub(crate) fn account(&self) -> &str {
+        match self {
+            Self::Live { account, .. }
+            | Self::Messages { account, .. }
+            | Self::Contact { account, .. }
+            | Self::Group { account, .. }
+            | Self::Link { account, .. }
+            | Self::Replace { account, .. }
+            | Self::Own { account, .. } => account,
+        }
+    }
 }
 
 /// What the writer knows about one account; its presence means the account row exists.

@@ -7,7 +7,6 @@ pub mod data;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::SyncState;
 
 use self::data::demo_data;
@@ -51,15 +50,16 @@ impl Connector for DemoConnector {
     }
 }
 
-/// Ingest the sample archive (dated relative to `now`) unless the default account already has
-/// messages. Returns how many messages and stories were stored.
+/// Ingest the sample archive (dated relative to `now`) into `archive`'s account unless it
+/// already has messages. Returns how many messages and stories were stored.
 pub async fn seed(archive: &Archive, pool: &Pool, now: DateTime<Utc>) -> anyhow::Result<u32> {
+    let account = archive.account();
     let has_messages = pool
         .get()
         .await?
         .query_opt(
             "select 1 from messages where account_id = $1 limit 1",
-            &[&DEFAULT_ACCOUNT],
+            &[&account],
         )
         .await?
         .is_some();
@@ -68,12 +68,12 @@ pub async fn seed(archive: &Archive, pool: &Pool, now: DateTime<Utc>) -> anyhow:
     }
     let data = demo_data(now);
     archive
-        .set_own_ids(DEFAULT_ACCOUNT, Some(data.own_jid), None)
+        .set_own_ids(account, Some(data.own_jid), None)
         .await?;
     for c in data.contacts {
         archive
             .upsert_contact(
-                DEFAULT_ACCOUNT,
+                account,
                 ContactUpdate {
                     jid: c.jid,
                     lid: c.lid,
@@ -85,7 +85,7 @@ pub async fn seed(archive: &Archive, pool: &Pool, now: DateTime<Utc>) -> anyhow:
     for g in data.groups {
         archive
             .upsert_group(
-                DEFAULT_ACCOUNT,
+                account,
                 GroupUpdate {
                     jid: g.jid,
                     name: g.name,
@@ -101,7 +101,7 @@ pub async fn seed(archive: &Archive, pool: &Pool, now: DateTime<Utc>) -> anyhow:
     for s in data.stories {
         inbound.push(story_to_inbound(s).map_err(|e| anyhow::anyhow!("demo story: {e}"))?);
     }
-    let stored = archive.ingest_batch(DEFAULT_ACCOUNT, inbound).await?;
+    let stored = archive.ingest_batch(account, inbound).await?;
     tracing::info!(stored, "demo archive seeded");
     Ok(stored)
 }

@@ -1,9 +1,10 @@
-//! The `sim` connector: a deterministic test peer driven over NATS `<prefix>.sim.<op>` (only
-//! with `WAZAP_CONNECTOR=sim`). Every op takes a JSON body from `wazap_shared::wire::sim` and
+//! The `sim` connector: a deterministic test peer driven over NATS
+//! `<prefix>.sim.<account>.<op>` (only with `WAZAP_CONNECTOR=sim`, or for an account registered
+//! with the `sim` connector), answered by the worker that owns the account. Every op takes a JSON body from `wazap_shared::wire::sim` and
 //! answers `{"ok": {"stored": N, "ids": [...]}}` (a `SimAck`) or `{"error": {"code", "message"}}`
 //! (`invalid_argument` naming the field for a bad payload). Peers are WhatsApp JIDs
-//! (`972501234567@s.whatsapp.net`, `123@lid`, `120363…@g.us`); all ops act on the default
-//! account.
+//! (`972501234567@s.whatsapp.net`, `123@lid`, `120363…@g.us`); every op acts on the account
+//! its subject names.
 //!
 //! | op | body | effect, ack |
 //! | --- | --- | --- |
@@ -38,7 +39,6 @@ use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use wazap_shared::RpcError;
 use wazap_shared::bus::{Reply, decode_request as decode, encode_reply};
-use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::sim::{
@@ -59,6 +59,8 @@ type Page = (String, String, Vec<Inbound>);
 
 /// The sim connector: session states per account and history pages waiting to be asked for.
 pub struct SimConnector {
+    /// The account it plays (its archive's).
+    account: String,
     archive: Archive,
     pool: Pool,
     states: Mutex<HashMap<String, SyncState>>,
@@ -179,6 +181,7 @@ impl SimConnector {
     pub fn new(archive: Archive, pool: Pool) -> Arc<Self> {
         Arc::new(Self {
             sender: SimSender::new(pool.clone()),
+            account: archive.account().to_owned(),
             archive,
             pool,
             states: Mutex::new(HashMap::new()),
@@ -187,7 +190,7 @@ impl SimConnector {
         })
     }
 
-    /// Subscribe to `<prefix>.sim.>` (confirmed by the server before this returns) and answer
+    /// Subscribe to `<prefix>.sim.<account>.>` (confirmed by the server before this returns) and answer
     /// ops, one at a time in arrival order, until the supervisor stops; a panic or the
     /// subscription's end stops the worker.
     pub async fn serve(
@@ -196,7 +199,7 @@ impl SimConnector {
         subjects: Subjects,
         supervisor: &Supervisor,
     ) -> anyhow::Result<()> {
-        let mut sub = nats.subscribe(subjects.sim_all()).await?;
+        let mut sub = nats.subscribe(subjects.sim_account(&self.account)).await?;
         nats.flush().await?;
         let shutdown = supervisor.stop().clone();
         supervisor.spawn_fatal("sim connector", async move {
@@ -213,6 +216,8 @@ impl SimConnector {
                 };
                 let op = subjects
                     .op_of(msg.subject.as_str(), "sim")
+                    .and_then(|rest| rest.split_once('.'))
+                    .map(|(_, op)| op)
                     .unwrap_or_default();
                 if op == sim_op::INJECT_MESSAGE {
                     // In arrival order into the writer's queue; the commit is awaited beside the
@@ -259,14 +264,14 @@ impl SimConnector {
         let req: InjectMessage = decode(body)?;
         let inbound = to_inbound(req.message)?;
         self.archive
-            .enqueue_live(DEFAULT_ACCOUNT, inbound)
+            .enqueue_live(&self.account, inbound)
             .await
             .map_err(internal)
     }
 
     /// Run one op.
     async fn handle(&self, op: &str, body: &[u8]) -> Result<SimAck, RpcError> {
-        let account = DEFAULT_ACCOUNT;
+        let account = self.account.as_str();
         match op {
             sim_op::INJECT_MESSAGE => {
                 let out = self.enqueue_message(body).await?.await;

@@ -70,7 +70,7 @@ pub(crate) fn merge_all(into: &mut Deltas, later: Deltas) {
 pub(crate) struct Pending {
     per_account: HashMap<String, Deltas>,
     chunks: usize,
-    /// `archive_meta.chat_stats_dirty` is set (committed).
+    /// `accounts.chat_stats_dirty` is set (committed) for the accounts with deltas.
     marked: bool,
 }
 
@@ -112,12 +112,12 @@ impl Pending {
                 .iter()
                 .any(|(a, d)| a != account && !d.is_empty());
             if self.marked && !others {
-                set_dirty(tx, false).await?;
+                set_dirty(tx, account, false).await?;
             }
             return Ok(Step::Flushed);
         }
         if !self.marked {
-            set_dirty(tx, true).await?;
+            set_dirty(tx, account, true).await?;
         }
         Ok(Step::Deferred(deltas))
     }
@@ -127,12 +127,12 @@ impl Pending {
         self.chunks
     }
 
-    /// Set `archive_meta.chat_stats_dirty` now (committed on its own) unless it is set: for
+    /// Set `account`'s `chat_stats_dirty` now (committed on its own) unless it is set: for
     /// chunks whose deltas will be deferred by a transaction that does not [`Pending::stage`]
     /// them (one stored beside others must not write the same row as they do).
-    pub(crate) async fn mark_dirty(&mut self, pool: &Pool) -> anyhow::Result<()> {
+    pub(crate) async fn mark_dirty(&mut self, pool: &Pool, account: &str) -> anyhow::Result<()> {
         if !self.marked {
-            set_dirty(&pool.get().await?, true).await?;
+            set_dirty(&pool.get().await?, account, true).await?;
             self.marked = true;
         }
         Ok(())
@@ -212,42 +212,51 @@ impl Pending {
         }
         // Cleared only after every half committed: a crash in between leaves it set, and the
         // next start recomputes.
-        set_dirty(&pool.get().await?, false).await?;
+        let db = pool.get().await?;
+        for account in self.per_account.keys() {
+            set_dirty(&db, account, false).await?;
+        }
         *self = Self::default();
         Ok(())
     }
 }
 
-/// Mark (or clear) that chats' statistics lag their messages.
-pub(crate) async fn set_dirty(tx: &impl GenericClient, dirty: bool) -> anyhow::Result<()> {
+/// Mark (or clear) that `account`'s chats' statistics lag their messages.
+pub(crate) async fn set_dirty(
+    tx: &impl GenericClient,
+    account: &str,
+    dirty: bool,
+) -> anyhow::Result<()> {
     let stmt = tx
-        .prepare_cached("update archive_meta set chat_stats_dirty = $1")
+        .prepare_cached("update accounts set chat_stats_dirty = $2 where account_id = $1")
         .await?;
-    tx.execute(&stmt, &[&dirty]).await?;
+    tx.execute(&stmt, &[&account, &dirty]).await?;
     Ok(())
 }
 
-/// After a crash with deltas pending: recompute every chat's latest message time and position
-/// from its messages, and clear the mark. Returns whether a repair was needed.
-pub(crate) async fn recompute(db: &impl GenericClient) -> anyhow::Result<bool> {
-    let dirty: bool = db
-        .query_one("select chat_stats_dirty from archive_meta", &[])
+/// After a crash with deltas pending: recompute every chat of `account`'s latest message time
+/// and position from its messages, and clear the mark. Returns whether a repair was needed.
+pub(crate) async fn recompute(db: &impl GenericClient, account: &str) -> anyhow::Result<bool> {
+    let dirty = db
+        .query_opt(
+            "select chat_stats_dirty from accounts where account_id = $1",
+            &[&account],
+        )
         .await?
-        .get(0);
+        .is_some_and(|r| r.get::<_, bool>(0));
     if !dirty {
         return Ok(false);
     }
     db.execute(
         "update chats c set last_message_at = s.ts, last_position = s.pos
-           from (select account_id, chat_id, max(ts) as ts, max(position) as pos
-                   from messages group by account_id, chat_id) s
-          where c.account_id = s.account_id and c.chat_id = s.chat_id
+           from (select chat_id, max(ts) as ts, max(position) as pos
+                   from messages where account_id = $1 group by chat_id) s
+          where c.account_id = $1 and c.chat_id = s.chat_id
             and (c.last_message_at is distinct from s.ts or c.last_position is distinct from s.pos)",
-        &[],
+        &[&account],
     )
     .await?;
-    db.execute("update archive_meta set chat_stats_dirty = false", &[])
-        .await?;
+    set_dirty(db, account, false).await?;
     Ok(true)
 }
 
