@@ -93,7 +93,10 @@ async fn epoch(stack: &Stack) -> anyhow::Result<i64> {
         .pool
         .get()
         .await?
-        .query_one("select epoch from worker_lease", &[])
+        .query_one(
+            "select epoch from worker_lease where name = 'account:default'",
+            &[],
+        )
         .await?
         .get(0))
 }

@@ -236,17 +236,34 @@ impl Stack {
         self.connector = connector;
     }
 
-    /// Start the worker (again) and wait until it answers `ping`.
+    /// Start the worker (again) and wait until it serves the default account (it holds its
+    /// lease: a worker killed before may still hold it for a few seconds) and answers `ping`.
     pub async fn start_worker(&mut self) -> anyhow::Result<()> {
         let token = CancellationToken::new();
         let handle = tokio::spawn(wazap_worker::run(self.worker_config(), token.clone()));
         self.worker = Some((token, handle));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let me = std::process::id().to_string();
         loop {
+            // Before the worker's migrations ran, there is no lease table yet.
+            let holder: Option<String> = match self.pool.get().await {
+                Ok(db) => db
+                    .query_opt(
+                        "select holder from worker_lease
+                          where name = 'account:default' and expires_at > now()",
+                        &[],
+                    )
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|r| r.get(0)),
+                Err(_) => None,
+            };
+            let mine = holder.is_some_and(|h| h.split(':').nth(1) == Some(me.as_str()));
             let ping = self
                 .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
                 .await;
-            if ping.is_ok() {
+            if mine && ping.is_ok() {
                 return Ok(());
             }
             if let Some((_, h)) = &self.worker
@@ -294,16 +311,35 @@ impl Stack {
         self.sim_raw(op, payload).await
     }
 
+    /// Send a sim op to account `account` (answered by the worker serving it).
+    pub async fn sim_of<T: Serialize>(
+        &self,
+        account: &str,
+        op: &str,
+        payload: &T,
+    ) -> Result<SimAck, RpcError> {
+        self.sim_at(self.subjects.sim_of(account, op), payload)
+            .await
+    }
+
     /// Send a sim op and decode its reply as `R`.
     pub async fn sim_raw<T: Serialize, R: DeserializeOwned>(
         &self,
         op: &str,
         payload: &T,
     ) -> Result<R, RpcError> {
+        self.sim_at(self.subjects.sim(op), payload).await
+    }
+
+    async fn sim_at<T: Serialize, R: DeserializeOwned>(
+        &self,
+        subject: String,
+        payload: &T,
+    ) -> Result<R, RpcError> {
         let body = serde_json::to_vec(payload).expect("encodable");
         let msg = tokio::time::timeout(
             Duration::from_secs(30),
-            self.nats.request(self.subjects.sim(op), body.into()),
+            self.nats.request(subject, body.into()),
         )
         .await
         .map_err(|_| RpcError::new(ErrorCode::DeadlineExceeded, "sim op timed out"))?

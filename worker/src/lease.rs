@@ -223,13 +223,11 @@ pub async fn acquire(
         match taken {
             Ok(None) if !can_serve() => {}
             Ok(Some(epoch)) => {
-                crate::metrics::standby(false);
                 tracing::info!(lease = name, epoch, "lease taken: this worker serves");
                 return Ok(Some(Held::taken(name, epoch, holder, sent)));
             }
             Ok(None) if !said_standby => {
                 said_standby = true;
-                crate::metrics::standby(true);
                 let current = current_holder(pool, name).await.unwrap_or_default();
                 tracing::info!(lease = name, holder = %current,
                     "standby: another worker holds the lease; this one serves nothing until it lapses");

@@ -77,28 +77,6 @@ static INSTRUMENTS: LazyLock<Instruments> = LazyLock::new(|| {
     }
 });
 
-/// 1 while this worker waits as a standby for the lease, 0 once it holds it.
-static STANDBY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// The standby gauge, registered on first use.
-static STANDBY_GAUGE: LazyLock<opentelemetry::metrics::ObservableGauge<u64>> =
-    LazyLock::new(|| {
-        meter()
-            .u64_observable_gauge("wazap.worker.standby")
-            .with_description(
-                "1 while this worker is a standby waiting for the lease (it serves nothing), 0 \
-                 once it holds it",
-            )
-            .with_callback(|o| o.observe(STANDBY.load(std::sync::atomic::Ordering::Relaxed), &[]))
-            .build()
-    });
-
-/// Whether this worker is a standby now.
-pub fn standby(waiting: bool) {
-    LazyLock::force(&STANDBY_GAUGE);
-    STANDBY.store(u64::from(waiting), std::sync::atomic::Ordering::Relaxed);
-}
-
 /// The lease was lost: another worker took it over.
 pub fn lease_lost() {
     INSTRUMENTS.lease_lost.add(1, &[]);
@@ -157,11 +135,16 @@ const STATES: [SyncState; 6] = [
 /// Register the gauges read at each export: session state (of the account `session_state`
 /// reports), pool connections (in use, idle) and waiters, NATS connected. Call once per worker, when it starts serving.
 pub fn register_gauges(
-    session_states: impl Fn() -> Vec<(String, SyncState)> + Send + Sync + 'static,
+    session_states: impl Fn() -> Vec<(String, SyncState)> + Clone + Send + Sync + 'static,
     pool: &Pool,
     nats: &async_nats::Client,
 ) {
     let m = meter();
+    let served = session_states.clone();
+    m.u64_observable_gauge("wazap.worker.accounts.served")
+        .with_description("How many accounts this worker serves now (it holds their leases)")
+        .with_callback(move |o| o.observe(served().len() as u64, &[]))
+        .build();
     m.u64_observable_gauge("wazap.worker.session.state")
         .with_description("1 for each served account's current session state, 0 for the others")
         .with_callback(move |o| {

@@ -20,11 +20,14 @@ use crate::shutdown::Shutdown;
 use crate::state::AppState;
 use crate::{connector, db, rpc};
 
-/// Postgres connections one account's writer, sends and connector use at most.
-pub const ACCOUNT_POOL_SIZE: usize = 8;
+/// Postgres connections one account's writer, sends and connector use at most: as many as the
+/// worker's pool for reads, since a burst of sends (each holding one while it reserves and
+/// journals) is what it serves. Connections are opened as they are needed.
+pub const ACCOUNT_POOL_SIZE: usize = crate::server::POOL_SIZE;
 
-/// Serve the account `held` is the lease of until `stop` or until the lease is lost. Failures
-/// to start are logged and end the task (the lease is released, and the fleet tries again).
+/// Serve the account `held` is the lease of until `stop` or until the lease is lost. A failure
+/// to start or to go on serving (a connector the configuration refuses, a subscription that
+/// ended) stops the worker as a fatal task failure would: it exits non-zero, to be restarted.
 pub async fn serve(
     state: AppState,
     config: Config,
@@ -57,10 +60,13 @@ pub async fn serve(
     // flight are fenced.
     supervisor.stop().cancel();
     if let Err(e) = served {
-        tracing::error!(account = %account, error = %format!("{e:#}"), "serving the account failed");
+        let e = e.context(format!("serving account {account}"));
+        state
+            .supervisor
+            .spawn_fatal("account", async move { Err(e) });
     }
     if held.lost().is_cancelled() {
-        tracing::warn!(account = %account, "account lease lost: another worker serves it now");
+        tracing::warn!(account = %account, "account lease lost or given up: this worker serves it no more");
     } else {
         held.release(&lease_pool).await;
         tracing::info!(account = %account, "account handed over");

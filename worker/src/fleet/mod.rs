@@ -76,6 +76,8 @@ struct Planned {
 
 /// An account this worker serves: the task serving it and how to stop it.
 struct Running {
+    /// The account's lease (given up at once when NATS is lost).
+    held: lease::Held,
     stop: CancellationToken,
     task: JoinHandle<()>,
     since: Instant,
@@ -155,6 +157,11 @@ impl Fleet {
                 accounts = self.running.len(),
                 "NATS unreachable for 3 s: giving every account up for a worker that can serve"
             );
+            // Released first, so a worker that reaches NATS takes them within a poll; the
+            // drains (which NATS cannot confirm) come after, and what they write is fenced.
+            for r in self.running.values() {
+                r.held.release(&self.lease_pool).await;
+            }
             self.stop_all().await;
         }
         false
@@ -239,13 +246,14 @@ impl Fleet {
             self.state.clone(),
             self.config.clone(),
             self.lease_pool.clone(),
-            held,
+            held.clone(),
             kind,
             stop.clone(),
         ));
         self.running.insert(
             p.id.clone(),
             Running {
+                held,
                 stop,
                 task,
                 since: Instant::now(),

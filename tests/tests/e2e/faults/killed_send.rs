@@ -14,16 +14,22 @@ use wazap_shared::wire::sim::ArmSendFault;
 
 use crate::send::Sending;
 
-/// The worker as a process of its own, serving the stack's database and prefix.
+/// The worker as a process of its own, serving the stack's database and prefix: once it holds
+/// the account's lease (the killed one's has expired) and has recorded it served.
 async fn worker_process(s: &Sending) -> anyhow::Result<tokio::process::Child> {
     let child = crate::ops::standby::spawn_worker(&s.stack)?;
+    let pid = child.id().expect("running").to_string();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while s
-        .stack
-        .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
-        .await
-        .is_err()
-    {
+    loop {
+        let (_, holder) = crate::ops::standby::lease(s).await?;
+        if holder.split(':').nth(1) == Some(pid.as_str())
+            && s.stack
+                .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
+                .await
+                .is_ok()
+        {
+            break;
+        }
         anyhow::ensure!(Instant::now() < deadline, "the worker process never served");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -4,6 +4,7 @@
 //! shipped NATS users and permissions (`nats_auth`), and the docker compose deployment's file.
 
 mod compose;
+mod fleet;
 mod load;
 mod nats_auth;
 mod nats_restart;

@@ -81,7 +81,24 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     assert_eq!(added.status, 200, "{}", added.text);
     assert_eq!(added.json["account_id"], "work");
     assert_eq!(added.json["connector"], "sim");
-    assert_eq!(added.json["state"], "unpaired", "no worker connects it yet");
+    assert_eq!(added.json["state"], "offline", "no worker serves it yet");
+    // A worker takes it within a poll or two, and its connector (the sim) is live.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = owner.get(&gw, "/api/accounts").await?;
+        let work = (listed.json["accounts"].as_array())
+            .and_then(|a| a.iter().find(|a| a["account_id"] == "work"))
+            .cloned()
+            .unwrap_or_default();
+        if work["state"] == "live" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no worker took the new account: {work}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let page = owner.get(&gw, "/account").await?;
     assert!(
         page.text.contains("<code>work</code>") && page.text.contains("Work phone"),
