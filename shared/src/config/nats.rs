@@ -2,6 +2,11 @@
 //! from the `WAZAP_NATS_*` variables ([`NatsConfig::from_source`]) and applied by
 //! [`crate::bus::connect`].
 //!
+//! `WAZAP_NATS_URL` may list several servers of one cluster: the client starts on any of them and
+//! moves to another when its server goes away. `WAZAP_NATS_REPLICAS` is how many of the cluster's
+//! servers keep a copy of the JetStream media buckets this client creates
+//! ([`NatsConfig::replicas`]).
+//!
 //! None of it is required: a developer's loopback NATS takes anonymous clients. A deployment's
 //! server gives the gateway and the worker users of their own (`deploy/nats.conf`). Secrets
 //! (password, token, NKey seed) are kept in [`Secret`], whose `Debug` never shows them, and a bad
@@ -9,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ConfigError, Source, nats_url, string, switch};
+use super::{ConfigError, Source, nats_url, parsed, string, switch};
 
 /// `WAZAP_NATS_USER`: user name (with `WAZAP_NATS_PASSWORD`).
 pub const NATS_USER: &str = "WAZAP_NATS_USER";
@@ -29,6 +34,11 @@ pub const NATS_TLS_CERT_FILE: &str = "WAZAP_NATS_TLS_CERT_FILE";
 pub const NATS_TLS_KEY_FILE: &str = "WAZAP_NATS_TLS_KEY_FILE";
 /// `WAZAP_NATS_TLS_REQUIRED`: `on` refuses a server that does not speak TLS.
 pub const NATS_TLS_REQUIRED: &str = "WAZAP_NATS_TLS_REQUIRED";
+/// `WAZAP_NATS_REPLICAS`: copies of each JetStream media bucket, 1 to 5 (default 1).
+pub const NATS_REPLICAS: &str = "WAZAP_NATS_REPLICAS";
+
+/// The most copies JetStream keeps of a stream.
+const MAX_REPLICAS: usize = 5;
 
 /// The credential variables, at most one kind of which may be set.
 const AUTH_VARS: &str = "WAZAP_NATS_USER/WAZAP_NATS_PASSWORD, WAZAP_NATS_TOKEN, WAZAP_NATS_NKEY_SEED, WAZAP_NATS_CREDS_FILE";
@@ -91,7 +101,8 @@ pub struct NatsTls {
 /// Everything [`crate::bus::connect`] needs to reach NATS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NatsConfig {
-    /// Server URL(s), comma-separated (`WAZAP_NATS_URL`; never with credentials in it).
+    /// Server URL(s), comma-separated (`WAZAP_NATS_URL`; never with credentials in it); the
+    /// client is given every one ([`Self::servers`]).
     pub url: String,
     /// Credentials.
     pub auth: NatsAuth,
@@ -101,6 +112,13 @@ pub struct NatsConfig {
     /// the environment: each binary sets its role's ([`crate::subjects::Subjects::inbox`]) so
     /// that a server's permissions can give each role its own inboxes only.
     pub inbox_prefix: Option<String>,
+    /// How many servers keep a copy of a media bucket this client creates
+    /// (`WAZAP_NATS_REPLICAS`, 1..=5, default 1). Set by the operator rather than guessed from
+    /// the servers the client sees: a cluster with a node down at creation time, or one whose
+    /// servers do not advertise each other, would otherwise get fewer copies without a word, and
+    /// JetStream refuses more than one on a single server, which should fail loudly at the first
+    /// media send rather than quietly keep one.
+    pub replicas: usize,
 }
 
 impl NatsConfig {
@@ -111,7 +129,20 @@ impl NatsConfig {
             auth: NatsAuth::None,
             tls: NatsTls::default(),
             inbox_prefix: None,
+            replicas: 1,
         }
+    }
+
+    /// The same connection creating media buckets with `replicas` copies.
+    pub fn with_replicas(mut self, replicas: usize) -> Self {
+        self.replicas = replicas;
+        self
+    }
+
+    /// Every server of [`Self::url`], in the order given (the client shuffles them when it
+    /// connects, and adds the servers they advertise).
+    pub fn servers(&self) -> Result<Vec<async_nats::ServerAddr>, ConfigError> {
+        servers(&self.url)
     }
 
     /// The same connection with `user`/`password`.
@@ -145,6 +176,11 @@ impl NatsConfig {
                 super::NATS_URL,
                 "expected a URL without credentials (use WAZAP_NATS_USER and WAZAP_NATS_PASSWORD)",
             ));
+        }
+        servers(&url)?;
+        let replicas = parsed(src, NATS_REPLICAS, 1, REPLICAS_EXPECTED)?;
+        if !(1..=MAX_REPLICAS).contains(&replicas) {
+            return Err(ConfigError::new(NATS_REPLICAS, REPLICAS_EXPECTED));
         }
         let tls_url = url.split(',').any(|u| u.trim().starts_with("tls://"));
         let auth = auth(src)?;
@@ -184,8 +220,26 @@ impl NatsConfig {
                 required,
             },
             inbox_prefix: None,
+            replicas,
         })
     }
+}
+
+const REPLICAS_EXPECTED: &str = "expected a whole number from 1 to 5";
+
+/// Each comma-separated server of `url` as the client takes it; one that does not parse (a bad
+/// port, say) or names no host (an empty entry) is refused with the wording [`nats_url`] gives
+/// a bad scheme: the same rule.
+fn servers(url: &str) -> Result<Vec<async_nats::ServerAddr>, ConfigError> {
+    url.split(',')
+        .map(|u| {
+            u.trim()
+                .parse::<async_nats::ServerAddr>()
+                .ok()
+                .filter(|s| !s.host().is_empty())
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| ConfigError::new(super::NATS_URL, "expected a nats:// URL"))
 }
 
 /// The one kind of credentials set, if any.
@@ -318,6 +372,36 @@ mod tests {
     }
 
     #[test]
+    fn every_server_of_a_list_is_given_to_the_client_and_replicas_are_read() {
+        let c = from(&[
+            (
+                crate::config::NATS_URL,
+                "nats://10.0.0.1:4222, 10.0.0.2:4223 ,tls://n3.example:4224",
+            ),
+            (NATS_REPLICAS, " 3 "),
+        ])
+        .unwrap();
+        let servers: Vec<String> = c
+            .servers()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.into_inner().to_string())
+            .collect();
+        assert_eq!(
+            servers,
+            [
+                "nats://10.0.0.1:4222",
+                "nats://10.0.0.2:4223",
+                "tls://n3.example:4224"
+            ]
+        );
+        assert_eq!(c.replicas, 3);
+        assert!(c.tls.required, "a tls:// server turns TLS on");
+        assert_eq!(from(&[(NATS_REPLICAS, "5")]).unwrap().replicas, 5);
+        assert_eq!(from(&[]).unwrap().replicas, 1);
+    }
+
+    #[test]
     fn files_must_be_readable_and_turn_tls_on() {
         let dir = std::env::temp_dir().join(format!("wazap-nats-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -375,6 +459,18 @@ mod tests {
                 vec![(crate::config::NATS_URL, "nats://u:pw-secret@n:4222")],
                 crate::config::NATS_URL,
             ),
+            (
+                vec![(crate::config::NATS_URL, "nats://n1:4222,nats://n2:99999")],
+                crate::config::NATS_URL,
+            ),
+            (
+                vec![(crate::config::NATS_URL, "nats://n1:4222,,nats://n2:4222")],
+                crate::config::NATS_URL,
+            ),
+            (vec![(NATS_REPLICAS, "0")], NATS_REPLICAS),
+            (vec![(NATS_REPLICAS, "6")], NATS_REPLICAS),
+            (vec![(NATS_REPLICAS, "three")], NATS_REPLICAS),
+            (vec![(NATS_REPLICAS, "-1")], NATS_REPLICAS),
         ] {
             let e = from(&pairs).unwrap_err();
             assert_eq!(e.var, var, "{pairs:?}");
