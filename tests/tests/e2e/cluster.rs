@@ -132,7 +132,7 @@ async fn a_killed_cluster_node_leaves_the_service_running() -> anyhow::Result<()
         let args = json!({"cursor": waited["cursor"], "timeout_seconds": 10});
         waited = retried(|| call(&s.token, &base_b, "wait_for_messages", args.clone())).await?;
     }
-    assert_eq!(ids(&waited), [after.clone()], "{waited}");
+    assert_eq!(ids(&waited), std::slice::from_ref(&after), "{waited}");
     println!(
         "the wait had the new message {:?} after the kill",
         killed.elapsed()
