@@ -44,6 +44,7 @@ impl AppState {
         let media = MediaStore::new(
             nats,
             Subjects::new(&config.nats_prefix).media_bucket(),
+            config.nats.replicas,
             PER_CREDENTIAL_BYTES,
         );
         Arc::new(Self {

@@ -65,17 +65,23 @@ impl<T> From<Reply<T>> for Result<T, RpcError> {
     }
 }
 
-/// Connect to NATS as `nats` says (credentials, TLS, inbox prefix) without waiting for the
-/// server: the client connects and reconnects in the background, and requests fail fast
-/// (`worker_unavailable`) until it is up. One log line says when the connection is
-/// (re-)established or lost; the server's errors (refused credentials, permissions violations)
-/// are logged as errors. Credentials are never logged. Fails at once only when a `.creds` file
-/// cannot be read or parsed.
+/// Connect to NATS as `nats` says (servers, credentials, TLS, inbox prefix) without waiting for
+/// the server: the client connects and reconnects in the background, and requests fail fast
+/// (`worker_unavailable`) until it is up. Every server of `WAZAP_NATS_URL` is handed to the
+/// client (async-nats takes a comma-separated string as one malformed address), so when its
+/// server dies it reconnects to another of the cluster at once (it also learns the servers
+/// the cluster advertises). One log line says when the connection is (re-)established or lost;
+/// the server's errors (refused credentials, permissions violations) are logged as errors.
+/// Credentials are never logged. Fails at once only when a server URL does not parse or a
+/// `.creds` file cannot be read or parsed.
 pub async fn connect(
     nats: &crate::config::NatsConfig,
     name: &str,
 ) -> Result<Client, async_nats::ConnectError> {
     use crate::config::NatsAuth;
+    let servers = nats.servers().map_err(|e| {
+        async_nats::ConnectError::with_source(async_nats::ConnectErrorKind::ServerParse, e)
+    })?;
     let logged_name = name.to_owned();
     let mut options = async_nats::ConnectOptions::new()
         .name(name)
@@ -123,7 +129,7 @@ pub async fn connect(
                 }
             }
         })
-        .connect(nats.url.as_str())
+        .connect(servers)
         .await
 }
 
@@ -343,20 +349,25 @@ pub const MEDIA_TTL: Duration = Duration::from_secs(3600);
 /// once, or a credential filling it, meets a refused put instead of the server's whole
 /// JetStream store. 512 MiB is 64 sends of 8 MiB in flight; sent bytes are deleted at once and
 /// the rest go with [`MEDIA_TTL`]. A bucket made before this limit gets it when next opened
-/// ([`media_store`]).
+/// ([`media_store_with`]).
 pub const MEDIA_MAX_BYTES: i64 = 512 * 1024 * 1024;
 
 /// Open the media bucket `bucket` ([`Subjects::media_bucket`] when a gateway puts a send's
 /// bytes, [`Subjects::attachment_bucket`] when the worker puts an attachment's), creating it
-/// with a [`MEDIA_TTL`] and [`MEDIA_MAX_BYTES`] when it does not exist yet. Gateways may race to
-/// create theirs: the loser opens what the winner made. A bucket without a size limit (made
-/// before the limit existed) is given [`MEDIA_MAX_BYTES`] ([`limit_media_bucket`]).
-pub async fn media_store(
+/// with a [`MEDIA_TTL`], [`MEDIA_MAX_BYTES`] and `replicas` copies
+/// ([`crate::config::NatsConfig::replicas`]: on a cluster, a bucket of one copy lives on one
+/// server, and media sends fail while that server is down) when it does not exist yet. Gateways
+/// may race to create theirs: the loser opens what the winner made. A bucket that exists is
+/// fitted to both ([`fit_media_bucket`]). When creation fails and there is still no bucket, the
+/// creation's error is returned: JetStream's reason (more copies than its servers, say) tells
+/// the operator more than "not found".
+pub async fn media_store_with(
     js: &async_nats::jetstream::Context,
     bucket: &str,
+    replicas: usize,
 ) -> Result<async_nats::jetstream::object_store::ObjectStore, async_nats::Error> {
     if let Ok(store) = js.get_object_store(bucket).await {
-        limit_media_bucket(js, bucket).await;
+        fit_media_bucket(js, bucket, replicas).await;
         return Ok(store);
     }
     let created = js
@@ -365,37 +376,67 @@ pub async fn media_store(
             description: Some("wazap media between gateways and the worker".into()),
             max_age: MEDIA_TTL,
             max_bytes: MEDIA_MAX_BYTES,
+            num_replicas: replicas,
             ..Default::default()
         })
         .await;
     match created {
         Ok(store) => Ok(store),
-        Err(_) => Ok(js.get_object_store(bucket).await?),
+        Err(create) => match js.get_object_store(bucket).await {
+            Ok(store) => Ok(store),
+            Err(_) => Err(create.into()),
+        },
     }
 }
 
-/// Give the bucket `bucket` [`MEDIA_MAX_BYTES`] when its stream has no size limit (`max_bytes`
-/// -1: made before the limit existed), so one full bucket never takes the server's whole store.
-/// Best effort: a server or user that refuses the update (`deploy/nats.conf` grants
-/// `STREAM.UPDATE` on the buckets' streams) leaves the bucket as it was, logged.
-pub async fn limit_media_bucket(js: &async_nats::jetstream::Context, bucket: &str) {
-    let updated = async {
+/// [`media_store_with`] one copy, for a caller that has no [`crate::config::NatsConfig`] at
+/// hand; it never takes copies away from a bucket that has more.
+pub async fn media_store(
+    js: &async_nats::jetstream::Context,
+    bucket: &str,
+) -> Result<async_nats::jetstream::object_store::ObjectStore, async_nats::Error> {
+    media_store_with(js, bucket, 1).await
+}
+
+/// Fit the existing bucket `bucket` to what [`media_store_with`] creates: [`MEDIA_MAX_BYTES`]
+/// when its stream has no size limit (`max_bytes` -1: made before the limit existed), so one
+/// full bucket never takes the server's whole store; and at least `replicas` copies, so a
+/// deployment that moves to a cluster, or raises `WAZAP_NATS_REPLICAS`, needs no manual step
+/// (JetStream copies the stream to the new peers). Copies are never lowered: an operator may
+/// have raised them by hand. Best effort: a server or user that refuses the update
+/// (`deploy/nats.conf` grants `STREAM.UPDATE` on the buckets' streams; a single server refuses
+/// a second copy) leaves the bucket as it was, with one warning.
+pub async fn fit_media_bucket(js: &async_nats::jetstream::Context, bucket: &str, replicas: usize) {
+    let fitted = async {
         let stream = js.get_stream(format!("OBJ_{bucket}")).await?;
         let mut config = stream.cached_info().config.clone();
-        if config.max_bytes >= 0 {
-            return Ok::<_, async_nats::Error>(false);
+        let copies = config.num_replicas.max(1);
+        if config.max_bytes >= 0 && copies >= replicas {
+            return Ok::<_, async_nats::Error>(None);
         }
-        config.max_bytes = MEDIA_MAX_BYTES;
+        if config.max_bytes < 0 {
+            config.max_bytes = MEDIA_MAX_BYTES;
+        }
+        config.num_replicas = copies.max(replicas);
         js.update_stream(config).await?;
-        Ok(true)
+        Ok(Some(copies))
     }
     .await;
-    match updated {
-        Ok(true) => tracing::info!(bucket, max_bytes = MEDIA_MAX_BYTES, "media bucket limited"),
-        Ok(false) => {}
-        Err(e) => {
-            tracing::warn!(bucket, error = %e, "media bucket has no size limit and could not be given one")
-        }
+    match fitted {
+        Ok(Some(had)) => tracing::info!(
+            bucket,
+            max_bytes = MEDIA_MAX_BYTES,
+            replicas_before = had,
+            replicas = had.max(replicas),
+            "media bucket updated"
+        ),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(
+            bucket,
+            replicas,
+            error = %e,
+            "media bucket could not be given its size limit or WAZAP_NATS_REPLICAS copies; it stays as it was"
+        ),
     }
 }
 

@@ -141,7 +141,9 @@ impl Stack {
         nats_url: &str,
     ) -> anyhow::Result<Self> {
         let prefix = format!("t{}", random_hex(6));
-        let nats = async_nats::connect(nats_url).await?;
+        // Every server of a list (a cluster's), as the worker and gateways are given them.
+        let servers = wazap_shared::config::NatsConfig::plain(nats_url).servers()?;
+        let nats = async_nats::connect(servers).await?;
         Self::assemble(
             db,
             connector,

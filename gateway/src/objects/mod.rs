@@ -1,7 +1,7 @@
 //! The gateway's side of media hand-over (DESIGN §8): validated bytes go into this deployment's
 //! JetStream object-store bucket, named by their SHA-256, and only a [`MediaRef`] rides in the
 //! RPC body (NATS refuses bodies over 1 MB). The bucket is opened (or created: 1 h TTL, at most
-//! `MEDIA_MAX_BYTES`) on first use, so a gateway starts and serves read tools without JetStream.
+//! `MEDIA_MAX_BYTES`, `WAZAP_NATS_REPLICAS` copies) on first use, so a gateway starts and serves read tools without JetStream.
 //!
 //! What a send may store, and for how long:
 //! - each credential has a share of bytes in flight through this gateway ([`quota`]); over it,
@@ -46,6 +46,8 @@ pub(crate) struct MediaStore {
 struct Inner {
     js: jetstream::Context,
     bucket: String,
+    /// Copies of the bucket on a cluster (`WAZAP_NATS_REPLICAS`).
+    replicas: usize,
     opened: OnceCell<Bucket>,
     /// Held across "is it there yet? else put", and across a delete: a put over an existing
     /// name replaces the object and purges its chunks, which would cut off a worker reading the
@@ -77,13 +79,19 @@ pub(crate) struct Stored {
 }
 
 impl MediaStore {
-    /// A store in `bucket` over `nats`, with `per_credential` bytes in flight per credential;
-    /// nothing is contacted until the first [`Self::put`].
-    pub(crate) fn new(nats: async_nats::Client, bucket: String, per_credential: u64) -> Self {
+    /// A store in `bucket` (of `replicas` copies) over `nats`, with `per_credential` bytes in
+    /// flight per credential; nothing is contacted until the first [`Self::put`].
+    pub(crate) fn new(
+        nats: async_nats::Client,
+        bucket: String,
+        replicas: usize,
+        per_credential: u64,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 js: jetstream::new(nats),
                 bucket,
+                replicas,
                 opened: OnceCell::new(),
                 writing: Mutex::new(()),
                 claims: StdMutex::new(ClaimTable::default()),
@@ -198,7 +206,9 @@ impl Inner {
     async fn open(&self) -> Result<&Bucket, async_nats::Error> {
         self.opened
             .get_or_try_init(|| async {
-                let store = wazap_shared::bus::media_store(&self.js, &self.bucket).await?;
+                let store =
+                    wazap_shared::bus::media_store_with(&self.js, &self.bucket, self.replicas)
+                        .await?;
                 let stream = self.js.get_stream(format!("OBJ_{}", self.bucket)).await?;
                 Ok(Bucket {
                     js: self.js.clone(),

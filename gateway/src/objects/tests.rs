@@ -57,7 +57,7 @@ async fn drop_bucket(js: &jetstream::Context, bucket: &str) {
 #[tokio::test]
 async fn over_its_share_a_credential_is_busy_and_stores_nothing() {
     let (nats, js, bucket) = fresh().await;
-    let store = MediaStore::new(nats, bucket.clone(), (KIB * KIB) as u64);
+    let store = MediaStore::new(nats, bucket.clone(), 1, (KIB * KIB) as u64);
     let first = store
         .put("conn_a", blob(600 * KIB))
         .await
@@ -106,7 +106,7 @@ async fn a_full_bucket_is_busy_and_keeps_no_chunk_of_the_refused_put() {
     })
     .await
     .expect("small bucket");
-    let store = MediaStore::new(nats, bucket.clone(), u64::MAX);
+    let store = MediaStore::new(nats, bucket.clone(), 1, u64::MAX);
     let e = store
         .put("conn_a", blob(2 * KIB * KIB))
         .await
@@ -129,7 +129,7 @@ async fn a_full_bucket_is_busy_and_keeps_no_chunk_of_the_refused_put() {
 #[tokio::test]
 async fn a_failed_send_s_object_goes_at_once_unless_another_request_relies_on_it() {
     let (nats, js, bucket) = fresh().await;
-    let store = MediaStore::new(nats, bucket.clone(), u64::MAX);
+    let store = MediaStore::new(nats, bucket.clone(), 1, u64::MAX);
     let bytes = blob(300 * KIB);
     let name = hex_sha256(&bytes);
 
@@ -166,8 +166,8 @@ async fn a_failed_send_s_object_goes_at_once_unless_another_request_relies_on_it
 #[tokio::test]
 async fn bytes_another_gateway_reused_are_never_deleted_here() {
     let (nats, js, bucket) = fresh().await;
-    let here = MediaStore::new(nats.clone(), bucket.clone(), u64::MAX);
-    let there = MediaStore::new(nats, bucket.clone(), u64::MAX);
+    let here = MediaStore::new(nats.clone(), bucket.clone(), 1, u64::MAX);
+    let there = MediaStore::new(nats, bucket.clone(), 1, u64::MAX);
     let bytes = blob(200 * KIB);
     let name = hex_sha256(&bytes);
     let mine = here
@@ -194,7 +194,7 @@ async fn bytes_another_gateway_reused_are_never_deleted_here() {
 #[tokio::test]
 async fn a_request_gone_mid_write_leaves_nothing_and_one_gone_mid_call_leaves_it() {
     let (nats, js, bucket) = fresh().await;
-    let store = MediaStore::new(nats, bucket.clone(), u64::MAX);
+    let store = MediaStore::new(nats, bucket.clone(), 1, u64::MAX);
     // Open the bucket first, so the write is what the timeout cuts.
     let opened = store.put("conn_a", blob(KIB)).await.expect("open");
     store.finish(opened, None).await;
@@ -236,7 +236,7 @@ async fn a_bucket_made_without_a_limit_gets_one_when_opened() {
     let stream = format!("OBJ_{bucket}");
     let mut old = js.get_stream(&stream).await.expect("stream");
     assert_eq!(old.info().await.expect("info").config.max_bytes, -1);
-    let store = MediaStore::new(nats, bucket.clone(), u64::MAX);
+    let store = MediaStore::new(nats, bucket.clone(), 1, u64::MAX);
     let stored = store.put("conn_a", blob(KIB)).await.expect("put");
     store.finish(stored, None).await;
     let mut now = js.get_stream(&stream).await.expect("stream");

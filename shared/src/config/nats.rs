@@ -2,6 +2,11 @@
 //! from the `WAZAP_NATS_*` variables ([`NatsConfig::from_source`]) and applied by
 //! [`crate::bus::connect`].
 //!
+//! `WAZAP_NATS_URL` may list several servers of one cluster: the client starts on any of them and
+//! moves to another when its server goes away. `WAZAP_NATS_REPLICAS` is how many of the cluster's
+//! servers keep a copy of the JetStream media buckets this client creates
+//! ([`NatsConfig::replicas`]).
+//!
 //! None of it is required: a developer's loopback NATS takes anonymous clients. A deployment's
 //! server gives the gateway and the worker users of their own (`deploy/nats.conf`). Secrets
 //! (password, token, NKey seed) are kept in [`Secret`], whose `Debug` never shows them, and a bad
@@ -9,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ConfigError, Source, nats_url, string, switch};
+use super::{ConfigError, Source, nats_url, parsed, string, switch};
 
 /// `WAZAP_NATS_USER`: user name (with `WAZAP_NATS_PASSWORD`).
 pub const NATS_USER: &str = "WAZAP_NATS_USER";
@@ -29,6 +34,11 @@ pub const NATS_TLS_CERT_FILE: &str = "WAZAP_NATS_TLS_CERT_FILE";
 pub const NATS_TLS_KEY_FILE: &str = "WAZAP_NATS_TLS_KEY_FILE";
 /// `WAZAP_NATS_TLS_REQUIRED`: `on` refuses a server that does not speak TLS.
 pub const NATS_TLS_REQUIRED: &str = "WAZAP_NATS_TLS_REQUIRED";
+/// `WAZAP_NATS_REPLICAS`: copies of each JetStream media bucket, 1 to 5 (default 1).
+pub const NATS_REPLICAS: &str = "WAZAP_NATS_REPLICAS";
+
+/// The most copies JetStream keeps of a stream.
+const MAX_REPLICAS: usize = 5;
 
 /// The credential variables, at most one kind of which may be set.
 const AUTH_VARS: &str = "WAZAP_NATS_USER/WAZAP_NATS_PASSWORD, WAZAP_NATS_TOKEN, WAZAP_NATS_NKEY_SEED, WAZAP_NATS_CREDS_FILE";
@@ -91,7 +101,8 @@ pub struct NatsTls {
 /// Everything [`crate::bus::connect`] needs to reach NATS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NatsConfig {
-    /// Server URL(s), comma-separated (`WAZAP_NATS_URL`; never with credentials in it).
+    /// Server URL(s), comma-separated (`WAZAP_NATS_URL`; never with credentials in it); the
+    /// client is given every one ([`Self::servers`]).
     pub url: String,
     /// Credentials.
     pub auth: NatsAuth,
@@ -101,6 +112,13 @@ pub struct NatsConfig {
     /// the environment: each binary sets its role's ([`crate::subjects::Subjects::inbox`]) so
     /// that a server's permissions can give each role its own inboxes only.
     pub inbox_prefix: Option<String>,
+    /// How many servers keep a copy of a media bucket this client creates
+    /// (`WAZAP_NATS_REPLICAS`, 1..=5, default 1). Set by the operator rather than guessed from
+    /// the servers the client sees: a cluster with a node down at creation time, or one whose
+    /// servers do not advertise each other, would otherwise get fewer copies without a word, and
+    /// JetStream refuses more than one on a single server, which should fail loudly at the first
+    /// media send rather than quietly keep one.
+    pub replicas: usize,
 }
 
 impl NatsConfig {
@@ -111,7 +129,14 @@ impl NatsConfig {
             auth: NatsAuth::None,
             tls: NatsTls::default(),
             inbox_prefix: None,
+            replicas: 1,
         }
+    }
+
+    /// Every server of [`Self::url`], in the order given (the client shuffles them when it
+    /// connects, and adds the servers they advertise).
+    pub fn servers(&self) -> Result<Vec<async_nats::ServerAddr>, ConfigError> {
+        servers(&self.url)
     }
 
     /// The same connection with `user`/`password`.
@@ -145,6 +170,11 @@ impl NatsConfig {
                 super::NATS_URL,
                 "expected a URL without credentials (use WAZAP_NATS_USER and WAZAP_NATS_PASSWORD)",
             ));
+        }
+        servers(&url)?;
+        let replicas = parsed(src, NATS_REPLICAS, 1, REPLICAS_EXPECTED)?;
+        if !(1..=MAX_REPLICAS).contains(&replicas) {
+            return Err(ConfigError::new(NATS_REPLICAS, REPLICAS_EXPECTED));
         }
         let tls_url = url.split(',').any(|u| u.trim().starts_with("tls://"));
         let auth = auth(src)?;
@@ -184,8 +214,26 @@ impl NatsConfig {
                 required,
             },
             inbox_prefix: None,
+            replicas,
         })
     }
+}
+
+const REPLICAS_EXPECTED: &str = "expected a whole number from 1 to 5";
+
+/// Each comma-separated server of `url` as the client takes it; one that does not parse (a bad
+/// port, say) or names no host (an empty entry) is refused with the wording [`nats_url`] gives
+/// a bad scheme: the same rule.
+fn servers(url: &str) -> Result<Vec<async_nats::ServerAddr>, ConfigError> {
+    url.split(',')
+        .map(|u| {
+            u.trim()
+                .parse::<async_nats::ServerAddr>()
+                .ok()
+                .filter(|s| !s.host().is_empty())
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| ConfigError::new(super::NATS_URL, "expected a nats:// URL"))
 }
 
 /// The one kind of credentials set, if any.
@@ -279,109 +327,4 @@ fn readable(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::*;
-
-    fn from(pairs: &[(&'static str, &str)]) -> Result<NatsConfig, ConfigError> {
-        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
-        NatsConfig::from_source(&map)
-    }
-
-    const SEED: &str = "SUAIO3FHUX5PNV2LQIIP7TZ3N4L7TX3W53MQGEIVYFIGA635OZCKEYHFLM";
-
-    #[test]
-    fn nothing_set_is_an_anonymous_plain_connection() {
-        let c = from(&[]).unwrap();
-        assert_eq!(c, NatsConfig::plain(super::super::DEFAULT_NATS_URL));
-        assert!(!c.is_authenticated());
-    }
-
-    #[test]
-    fn each_kind_of_credentials_is_read_and_never_shown() {
-        let c = from(&[(NATS_USER, " gateway "), (NATS_PASSWORD, "hunter2-secret")]).unwrap();
-        assert!(c.is_authenticated());
-        assert!(matches!(&c.auth, NatsAuth::UserPassword { user, password }
-            if user == "gateway" && password.expose() == "hunter2-secret"));
-        let c2 = from(&[(NATS_TOKEN, "tok-secret")]).unwrap();
-        assert_eq!(c2.auth, NatsAuth::Token(Secret::new("tok-secret")));
-        let c3 = from(&[(NATS_NKEY_SEED, SEED)]).unwrap();
-        assert_eq!(c3.auth, NatsAuth::NKey(Secret::new(SEED)));
-        for c in [c, c2, c3] {
-            let shown = format!("{c:?}");
-            for secret in ["hunter2-secret", "tok-secret", SEED] {
-                assert!(!shown.contains(secret), "{shown}");
-            }
-            assert!(c.is_authenticated());
-        }
-    }
-
-    #[test]
-    fn files_must_be_readable_and_turn_tls_on() {
-        let dir = std::env::temp_dir().join(format!("wazap-nats-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let pem = dir.join("ca.pem");
-        std::fs::write(&pem, "x").unwrap();
-        let pem_s = pem.to_str().unwrap();
-        let c = from(&[(NATS_TLS_CA_FILE, pem_s)]).unwrap();
-        assert_eq!(c.tls.ca_file.as_deref(), Some(pem.as_path()));
-        assert!(c.tls.required);
-        let c = from(&[(NATS_TLS_CERT_FILE, pem_s), (NATS_TLS_KEY_FILE, pem_s)]).unwrap();
-        assert!(c.tls.client_cert.is_some() && c.tls.required);
-        let c = from(&[(NATS_CREDS_FILE, pem_s)]).unwrap();
-        assert_eq!(c.auth, NatsAuth::CredsFile(pem.clone()));
-        assert!(
-            from(&[(crate::config::NATS_URL, "tls://n:4222")])
-                .unwrap()
-                .tls
-                .required
-        );
-        assert!(from(&[(NATS_TLS_REQUIRED, "on")]).unwrap().tls.required);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn bad_values_name_the_variable_never_the_value() {
-        let missing = "/nonexistent/wazap-secret-path";
-        for (pairs, var) in [
-            (vec![(NATS_USER, "gateway")], NATS_PASSWORD),
-            (vec![(NATS_PASSWORD, "pw-secret")], NATS_USER),
-            (
-                vec![(NATS_USER, "a b"), (NATS_PASSWORD, "pw-secret")],
-                NATS_USER,
-            ),
-            (vec![(NATS_NKEY_SEED, "not-a-seed-secret")], NATS_NKEY_SEED),
-            (
-                vec![
-                    (NATS_USER, "u"),
-                    (NATS_PASSWORD, "pw-secret"),
-                    (NATS_TOKEN, "tok-secret"),
-                ],
-                NATS_TOKEN,
-            ),
-            (vec![(NATS_CREDS_FILE, missing)], NATS_CREDS_FILE),
-            (vec![(NATS_TLS_CA_FILE, missing)], NATS_TLS_CA_FILE),
-            (vec![(NATS_TLS_CERT_FILE, missing)], NATS_TLS_CERT_FILE),
-            (vec![(NATS_TLS_REQUIRED, "maybe")], NATS_TLS_REQUIRED),
-            (
-                vec![
-                    (NATS_TLS_REQUIRED, "off"),
-                    (crate::config::NATS_URL, "tls://n:1"),
-                ],
-                NATS_TLS_REQUIRED,
-            ),
-            (
-                vec![(crate::config::NATS_URL, "nats://u:pw-secret@n:4222")],
-                crate::config::NATS_URL,
-            ),
-        ] {
-            let e = from(&pairs).unwrap_err();
-            assert_eq!(e.var, var, "{pairs:?}");
-            let line = e.to_string();
-            for secret in ["pw-secret", "tok-secret", "not-a-seed-secret", missing] {
-                assert!(!line.contains(secret), "{line}");
-            }
-        }
-    }
-}
+mod tests;

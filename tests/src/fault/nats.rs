@@ -32,7 +32,7 @@ struct Configured {
     log: PathBuf,
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
@@ -82,6 +82,19 @@ impl NatsServer {
             .as_ref()
             .and_then(|c| std::fs::read_to_string(&c.log).ok())
             .unwrap_or_default()
+    }
+
+    /// `http://127.0.0.1:<port>` of a configured server's monitoring endpoints (`/healthz`,
+    /// `/connz`, `/jsz`; the same across restarts), `None` for an unconfigured one.
+    pub fn monitor_url(&self) -> Option<String> {
+        self.configured
+            .as_ref()
+            .map(|c| format!("http://127.0.0.1:{}", c.http_port))
+    }
+
+    /// Whether it runs (it was not killed, or was started again).
+    pub fn running(&self) -> bool {
+        self.child.is_some()
     }
 
     /// `nats://127.0.0.1:<port>` (the same across restarts).

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod auth;
+mod cluster;
 mod compat;
 mod direct_route;
 mod edge;
