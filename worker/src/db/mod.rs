@@ -70,6 +70,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0018_account_registry",
         include_str!("migrations/0018_account_registry.sql"),
     ),
+    (
+        "0030_send_refusals",
+        include_str!("migrations/0030_send_refusals.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

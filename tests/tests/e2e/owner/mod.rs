@@ -8,6 +8,7 @@ mod edge;
 mod login;
 mod permissions;
 mod policy;
+mod sends;
 mod throttle;
 
 use serde_json::{Value, json};
