@@ -72,11 +72,15 @@ function picker(root, opts) {
   const list = el("chat-list");
   let total = 0;
   let timer = null;
+  let asked = 0;
   async function load() {
     const q = new URLSearchParams({ q: el("chat-search").value, offset, limit });
     if (opts.connection) q.set("connection_id", opts.connection);
     if (opts.account) q.set("account_id", opts.account);
+    // Only the latest answer is shown: an earlier search answered late must not replace it.
+    const mine = ++asked;
     const res = await api("GET", "/api/chats?" + q);
+    if (mine !== asked) return;
     if (!res.ok) { say(failure(res), "error"); return; }
     total = res.data.total;
     list.replaceChildren();
