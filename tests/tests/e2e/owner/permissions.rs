@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wazap_tests::{Gateway, Stack};
 use wazap_worker::archive::{Archive, ContactUpdate};
+use wazap_tests::fixtures;
 use wazap_worker::config::ConnectorKind;
+use wazap_worker::connector::inbound::to_inbound;
 use wazap_worker::supervise::Supervisor;
 
 use super::{Owner, chat, read_outcome};
@@ -200,8 +202,8 @@ async fn rotation_and_scope_edits_make_a_new_credential() -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Account `work` added through the owner API, with contacts named `names` as its chats; their
-/// chat ids, in order. The worker connects only the default account, so the chats are written
+/// Account `work` added through the owner API, with contacts named `names` as its chats, each
+/// with a message; their chat ids, in order. The worker connects only the default account, so the chats are written
 /// into the archive as its connector would write them: by an archive writer of the test's own,
 /// while the worker is stopped (one writer at a time).
 pub(super) async fn work_account(
@@ -228,7 +230,11 @@ pub(super) async fn work_account(
             lid: None,
             name: (*name).to_owned(),
         };
+        let jid = update.jid.clone();
         ids.push(archive.upsert_contact("work", update).await?);
+        // A message too: `list_chats` lists chats that have one.
+        let hello = fixtures::text(&jid, &format!("w{i}"), fixtures::minutes_ago(5), "hello from work");
+        archive.ingest_live("work", to_inbound(hello)?).await?;
     }
     stop.cancel();
     drop(archive);
@@ -266,6 +272,11 @@ async fn a_scope_of_two_accounts_reads_exactly_its_chats() -> anyhow::Result<()>
     let owner = Owner::login(&stack, &gw).await?;
     let ana = chat(&stack, 1, "Home Ana").await?;
     let ben = chat(&stack, 2, "Home Ben").await?;
+    for n in [1, 2] {
+        let jid = fixtures::person(&format!("97250{n:07}"));
+        let hello = fixtures::text(&jid, &format!("h{n}"), fixtures::minutes_ago(5), "hello from home");
+        stack.inject(hello).await?;
+    }
     let work = work_account(&mut stack, &gw, &owner, &["Work Dana", "Work Eli", "Work Fay"]).await?;
     let (dana, eli, fay) = (&work[0], &work[1], &work[2]);
 
