@@ -5,8 +5,9 @@ use proptest::prelude::*;
 use wazap_shared::wire::owner::{
     AccountActionRequest, AccountView, ChatPage, ChatsRequest, ConnectionList,
     CreateConnectionRequest, Empty, IssuedConnection, LoginRequest, OwnerAnswer, OwnerCall,
-    OwnerChat, OwnerConnection, Policy, ReadScopeRequest, RefusedSend, RevokeRequest, RotateRequest,
-    SendPermissionRequest, SendRow, SendsPage, SendsRequest, SessionInfo, SetPolicyRequest,
+    OwnerChat, OwnerConnection, Policy, ReadScopeRequest, RefusedSend, RevokeRequest,
+    RotateRequest, SendPermissionRequest, SendRow, SendsPage, SendsRequest, SessionInfo,
+    SetPolicyRequest,
 };
 
 use super::arb::*;

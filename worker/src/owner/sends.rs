@@ -16,7 +16,8 @@ use crate::error::{Context as _, Error};
 pub const MAX_REFUSALS: i64 = 1_000;
 
 /// The name the owner knows chat `ch` by (as the journal's page always showed it).
-const CHAT_NAME: &str = "coalesce(nullif(ch.name, ''), nullif(ch.push_name, ''), '+' || ch.phone, '')";
+const CHAT_NAME: &str =
+    "coalesce(nullif(ch.name, ''), nullif(ch.push_name, ''), '+' || ch.phone, '')";
 
 /// The newest journal rows and refused attempts.
 pub async fn recent(pool: &Pool, req: SendsRequest) -> Result<SendsPage, Error> {

@@ -92,20 +92,21 @@ pub(super) async fn revoke(
 
 /// A read scope in a few words.
 pub(super) fn scope_summary(scope: &ReadScope) -> String {
-    let rule = |chats: &ChatSelection, since: Option<DateTime<Utc>>, until: Option<DateTime<Utc>>| {
-        let chats = match chats {
-            ChatSelection::All => "all chats".to_owned(),
-            ChatSelection::Selected { chats } => format!("{} selected chats", chats.len()),
-            ChatSelection::AllExcept { chats } => format!("all chats but {}", chats.len()),
+    let rule =
+        |chats: &ChatSelection, since: Option<DateTime<Utc>>, until: Option<DateTime<Utc>>| {
+            let chats = match chats {
+                ChatSelection::All => "all chats".to_owned(),
+                ChatSelection::Selected { chats } => format!("{} selected chats", chats.len()),
+                ChatSelection::AllExcept { chats } => format!("all chats but {}", chats.len()),
+            };
+            let since = since
+                .map(|s| format!(", from {}", s.format("%Y-%m-%d")))
+                .unwrap_or_default();
+            let until = until
+                .map(|u| format!(", before {}", u.format("%Y-%m-%d")))
+                .unwrap_or_default();
+            format!("{chats}{since}{until}")
         };
-        let since = since
-            .map(|s| format!(", from {}", s.format("%Y-%m-%d")))
-            .unwrap_or_default();
-        let until = until
-            .map(|u| format!(", before {}", u.format("%Y-%m-%d")))
-            .unwrap_or_default();
-        format!("{chats}{since}{until}")
-    };
     let general = rule(&scope.chats, scope.since, scope.until);
     if scope.accounts.is_default_only() && scope.per_account.is_empty() {
         return general;

@@ -103,9 +103,16 @@ async fn the_dashboard_works_in_headless_chromium() -> anyhow::Result<()> {
     assert_eq!(value("REVOKED_READ"), "unauthenticated");
     assert_eq!(value("RESULT"), "ok");
     let sent = value("SENT_ROW");
-    assert!(sent.contains("Alpha One") && sent.contains("accepted"), "{sent}");
+    assert!(
+        sent.contains("Alpha One") && sent.contains("accepted"),
+        "{sent}"
+    );
     let refused = value("REFUSED_ROW");
-    for want in ["Alpha Two", "not allowed to send to this chat", "send_not_permitted"] {
+    for want in [
+        "Alpha Two",
+        "not allowed to send to this chat",
+        "send_not_permitted",
+    ] {
         assert!(refused.contains(want), "{want} not in {refused}");
     }
     assert!(!refused.contains(TEXTS[1]), "{refused}");

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use wazap_tests::fixtures;
 use wazap_tests::{Gateway, Stack};
 use wazap_worker::archive::{Archive, ContactUpdate};
-use wazap_tests::fixtures;
 use wazap_worker::config::ConnectorKind;
 use wazap_worker::connector::inbound::to_inbound;
 use wazap_worker::supervise::Supervisor;
@@ -233,7 +233,12 @@ pub(super) async fn work_account(
         let jid = update.jid.clone();
         ids.push(archive.upsert_contact("work", update).await?);
         // A message too: `list_chats` lists chats that have one.
-        let hello = fixtures::text(&jid, &format!("w{i}"), fixtures::minutes_ago(5), "hello from work");
+        let hello = fixtures::text(
+            &jid,
+            &format!("w{i}"),
+            fixtures::minutes_ago(5),
+            "hello from work",
+        );
         archive.ingest_live("work", to_inbound(hello)?).await?;
     }
     stop.cancel();
@@ -274,16 +279,25 @@ async fn a_scope_of_two_accounts_reads_exactly_its_chats() -> anyhow::Result<()>
     let ben = chat(&stack, 2, "Home Ben").await?;
     for n in [1, 2] {
         let jid = fixtures::person(&format!("97250{n:07}"));
-        let hello = fixtures::text(&jid, &format!("h{n}"), fixtures::minutes_ago(5), "hello from home");
+        let hello = fixtures::text(
+            &jid,
+            &format!("h{n}"),
+            fixtures::minutes_ago(5),
+            "hello from home",
+        );
         stack.inject(hello).await?;
     }
-    let work = work_account(&mut stack, &gw, &owner, &["Work Dana", "Work Eli", "Work Fay"]).await?;
+    let work = work_account(
+        &mut stack,
+        &gw,
+        &owner,
+        &["Work Dana", "Work Eli", "Work Fay"],
+    )
+    .await?;
     let (dana, eli, fay) = (&work[0], &work[1], &work[2]);
 
     // The picker's list, one account at a time, by name.
-    let found = owner
-        .get(&gw, "/api/chats?account_id=work&q=eli")
-        .await?;
+    let found = owner.get(&gw, "/api/chats?account_id=work&q=eli").await?;
     assert_eq!(found.status, 200, "{}", found.text);
     assert_eq!(found.json["total"], 1);
     assert_eq!(found.json["chats"][0]["id"], eli.as_str());
@@ -340,7 +354,10 @@ async fn a_scope_of_two_accounts_reads_exactly_its_chats() -> anyhow::Result<()>
     ] {
         assert!(page.text.contains(want), "{want} not on the page");
     }
-    assert!(!page.text.contains("scope-chats"), "the raw id textarea is gone");
+    assert!(
+        !page.text.contains("scope-chats"),
+        "the raw id textarea is gone"
+    );
 
     // The worker still checks what the editor sends: a rule of an account it does not read.
     let wrong = json!({

@@ -59,7 +59,12 @@ async fn refused_sends_show_by_chat_name_with_their_reason_and_no_body() -> anyh
     }
     assert_eq!(
         codes,
-        ["ok", "send_not_permitted", "chat_not_found", "chat_not_found"]
+        [
+            "ok",
+            "send_not_permitted",
+            "chat_not_found",
+            "chat_not_found"
+        ]
     );
 
     let all = owner.get(&gw, "/api/sends").await?;
@@ -83,20 +88,36 @@ async fn refused_sends_show_by_chat_name_with_their_reason_and_no_body() -> anyh
     assert_eq!(
         seen,
         [
-            ("eager agent", "Hidden Hana", "chat_out_of_scope", "send_message"),
-            ("eager agent", "Boss Bruno", "send_not_permitted", "send_message"),
+            (
+                "eager agent",
+                "Hidden Hana",
+                "chat_out_of_scope",
+                "send_message"
+            ),
+            (
+                "eager agent",
+                "Boss Bruno",
+                "send_not_permitted",
+                "send_message"
+            ),
         ]
     );
     assert_eq!(refused[1]["chat_id"], boss.as_str());
     assert_eq!(refused[1]["connection_id"], id.as_str());
-    assert!(refused[0]["at"].as_str().is_some_and(|t| t.starts_with("20")));
+    assert!(
+        refused[0]["at"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("20"))
+    );
 
     // Per connection and per chat.
     let quiet = owner
         .get(&gw, &format!("/api/sends?connection_id={other}"))
         .await?;
     assert_eq!(quiet.json, json!({"sends": [], "refused": []}));
-    let at_boss = owner.get(&gw, &format!("/api/sends?chat_id={boss}")).await?;
+    let at_boss = owner
+        .get(&gw, &format!("/api/sends?chat_id={boss}"))
+        .await?;
     assert_eq!(at_boss.json["sends"], json!([]));
     assert_eq!(at_boss.json["refused"].as_array().map(Vec::len), Some(1));
     assert_eq!(at_boss.json["refused"][0]["reason"], "send_not_permitted");
