@@ -1,11 +1,14 @@
 // Drives the owner dashboard in real headless Chromium, as the owner would: log in, create an
 // AI connection and read its token once, use the token against /mcp, pick 3 chats with search
-// and check boxes and save, hit "changed elsewhere" from a second tab, revoke, and see the token
-// stop working. Launched by the Rust e2e test `owner::browser`, which passes:
+// and check boxes and save, hit "changed elsewhere" from a second tab, give a second connection
+// a read scope of two accounts by picking a chat of each by name (saved, reloaded, still
+// picked), see a refused send on the sends page, revoke, and see the token stop working.
+// Launched by the Rust e2e test `owner::browser`, which passes:
 //   WAZAP_DASHBOARD  listener B's origin (http://127.0.0.1:PORT)
 //   WAZAP_MCP_URL    listener A's /mcp
 //   WAZAP_PASSWORD   the owner password
 //   WAZAP_ARTIFACTS  where screenshots go
+//   WAZAP_SENT_TEXTS the texts an agent sent or tried to send, one a line (never shown)
 // and checks the exit code and the `KEY value` lines printed on stdout.
 import { mkdirSync, rmSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +19,7 @@ const dashboard = process.env.WAZAP_DASHBOARD;
 const mcpUrl = process.env.WAZAP_MCP_URL;
 const password = process.env.WAZAP_PASSWORD;
 const artifacts = process.env.WAZAP_ARTIFACTS;
+const sentTexts = (process.env.WAZAP_SENT_TEXTS || "").split("\n").filter(Boolean);
 if (!dashboard || !mcpUrl || !password || !artifacts) {
   console.error("missing WAZAP_DASHBOARD, WAZAP_MCP_URL, WAZAP_PASSWORD or WAZAP_ARTIFACTS");
   process.exit(2);
@@ -154,11 +158,61 @@ try {
   const mine = listed.connections.find((c) => c.name === "browser agent");
   report("PERMISSION", mine.send_permission.mode + " " + mine.send_permission.chats.length);
 
-  for (const [path, name] of [["/account", "06-account"], ["/policy", "07-policy"], ["/sends", "08-sends"]]) {
+  for (const [path, name] of [["/account", "06-account"], ["/policy", "07-policy"]]) {
     await page.goto(dashboard + path);
     await page.waitForSelector("h1");
     await shot(page, name);
   }
+
+  // Sends and refused attempts, by chat name, never a body.
+  await page.goto(dashboard + "/sends");
+  await page.waitForSelector("#refused tbody tr");
+  report("SENT_ROW", (await page.textContent("#sends tbody tr")).replace(/\s+/g, " ").trim());
+  report("REFUSED_ROW", (await page.textContent("#refused tbody tr")).replace(/\s+/g, " ").trim());
+  const sendsHtml = await page.content();
+  check(sentTexts.length > 0 && sentTexts.every((t) => !sendsHtml.includes(t)), "no body on the sends page");
+  await shot(page, "08-sends");
+
+  // The read-scope editor, on a second connection: two accounts, and in each a chat picked by
+  // searching its name; saved, reloaded, still picked.
+  await page.goto(dashboard + "/connections");
+  await page.fill("#c-name", "scoped agent");
+  await page.click("#create-form button[type=submit]");
+  await page.waitForSelector("#token-box:not([hidden])");
+  await page.reload();
+  await page.click('tr:has-text("scoped agent") a:has-text("Permissions")');
+  await page.waitForURL("**/connections/conn_*");
+  report("SCOPED", page.url().split("/").pop());
+  await page.check('#scope-accounts input[value="only"]');
+  await page.check('fieldset[data-account="work"] input.read-account');
+  async function pickByName(account, mode, search, name) {
+    await page.check('input[name="rule-' + account + '"][value="' + mode + '"]');
+    await page.fill("#scope-" + account + "-chat-search", search);
+    await page.waitForFunction(([list, name]) => {
+      const items = Array.from(document.querySelectorAll(list + " li"));
+      return items.length === 1 && items[0].textContent.includes(name);
+    }, ["#scope-" + account + "-chat-list", name]);
+    await page.check("#scope-" + account + "-chat-list input[type=checkbox]");
+  }
+  await pickByName("default", "selected", "beta", "Beta Three");
+  await pickByName("work", "all_except", "lead", "Work Lead");
+  await shot(page, "10-read-scope-picked");
+  await page.click("#save-scope");
+  await page.waitForSelector("#status.ok");
+  await page.waitForSelector("#token-box:not([hidden])");
+  const scopedToken = (await page.textContent("#new-token")).trim();
+  report("SCOPED_READ", await mcpRead(scopedToken));
+  await page.reload();
+  await page.waitForSelector("#scope-work-chat-list li");
+  const picked = (account) => page.evaluate((a) => {
+    const rule = document.querySelector('fieldset[data-account="' + a + '"]');
+    const mode = rule.querySelector('input[type="radio"]:checked').value;
+    const boxes = Array.from(rule.querySelectorAll(".chats input:checked")).map((b) => b.closest("li").textContent.trim());
+    return mode + " " + rule.querySelector(".picked-names").textContent + " " + boxes.join("|");
+  }, account);
+  report("SCOPE_DEFAULT", await picked("default"));
+  report("SCOPE_WORK", await picked("work"));
+  await shot(page, "11-read-scope-reloaded");
 
   // Revoke: the token stops working at once.
   await page.goto(dashboard + "/connections");

@@ -193,6 +193,7 @@ pub async fn contents(
 /// no message text, and its keys keep a retried `request_id` from sending again.
 pub const ARCHIVE_TABLES: &[&str] = &[
     "account_status",
+    "send_refusals",
     "attachments",
     "messages",
     "stories",

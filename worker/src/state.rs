@@ -43,6 +43,8 @@ pub struct AppState {
     pub tokens: Arc<Tokens>,
     /// The accounts this worker serves now.
     pub served: Served,
+    /// Copies of the JetStream buckets this worker creates (`WAZAP_NATS_REPLICAS`).
+    pub nats_replicas: usize,
 }
 
 /// One account this worker serves: it holds the account's lease, and writes its archive and
@@ -118,7 +120,14 @@ impl AppState {
             grants: GrantCache::default(),
             supervisor,
             served: Served::default(),
+            nats_replicas: 1,
         }
+    }
+
+    /// The same state, creating its JetStream buckets with `replicas` copies.
+    pub fn with_replicas(mut self, replicas: usize) -> Self {
+        self.nats_replicas = replicas;
+        self
     }
 
     /// The same state, believing a gateway's loopback header when `trust` (see

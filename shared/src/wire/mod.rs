@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod grants;
 pub mod message;
 pub mod owner;
+pub mod owner_sends;
 pub mod read;
 pub mod search;
 pub mod send;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SyncState;
 use super::grants::{ReadScope, SendMode, SendPermission};
+pub use super::owner_sends::{RefusedSend, SendRow, SendsPage, SendsRequest};
 use crate::bus::Rpc;
 use crate::grant::ConnectionKind;
 use crate::subjects::op;
@@ -211,6 +212,10 @@ pub struct ChatsRequest {
     /// Only chats this connection may read (and the policy allows); all chats when absent.
     #[serde(default)]
     pub connection_id: Option<String>,
+    /// Only chats of this account (`account_not_found` when the registry has no such
+    /// account); every account's when absent. The read-scope editor picks per account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
     /// Words the name (or phone number) must contain, case-insensitive.
     #[serde(default)]
     pub query: String,
@@ -307,44 +312,6 @@ pub enum AccountActionRequest {
         /// Digits with country code.
         phone: String,
     },
-}
-
-/// `owner_recent_sends`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SendsRequest {
-    /// At most this many rows (1–200, default 50), newest first.
-    #[serde(default)]
-    pub limit: Option<u32>,
-}
-
-/// One send journal row (never a body).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SendRow {
-    /// The connection that sent.
-    pub connection_id: String,
-    /// Its name.
-    pub connection_name: String,
-    /// The caller's idempotency key.
-    pub request_id: String,
-    /// `send_message`, `send_media` or `send_voice_note`.
-    pub tool: String,
-    /// The chat.
-    pub chat_id: String,
-    /// Its name as the owner knows it.
-    pub chat_name: String,
-    /// `reserved`, `transmitting`, `accepted`, `outcome_unknown` or `failed`.
-    pub state: String,
-    /// When it was asked for.
-    pub created_at: DateTime<Utc>,
-    /// When its state last changed.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// `owner_recent_sends`' answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SendsPage {
-    /// Newest first.
-    pub sends: Vec<SendRow>,
 }
 
 owner_op!(

@@ -5,8 +5,9 @@ use proptest::prelude::*;
 use wazap_shared::wire::owner::{
     AccountActionRequest, AccountView, ChatPage, ChatsRequest, ConnectionList,
     CreateConnectionRequest, Empty, IssuedConnection, LoginRequest, OwnerAnswer, OwnerCall,
-    OwnerChat, OwnerConnection, Policy, ReadScopeRequest, RevokeRequest, RotateRequest,
-    SendPermissionRequest, SendRow, SendsPage, SendsRequest, SessionInfo, SetPolicyRequest,
+    OwnerChat, OwnerConnection, Policy, ReadScopeRequest, RefusedSend, RevokeRequest,
+    RotateRequest, SendPermissionRequest, SendRow, SendsPage, SendsRequest, SessionInfo,
+    SetPolicyRequest,
 };
 
 use super::arb::*;
@@ -131,15 +132,16 @@ pub(crate) fn send_permission_request() -> impl Strategy<Value = SendPermissionR
 
 pub(crate) fn chats_request() -> impl Strategy<Value = ChatsRequest> + Clone {
     (
-        of(text()),
+        (of(text()), of(text())),
         text(),
         any::<u32>(),
         of(any::<u32>()),
         few(text()),
     )
         .prop_map(
-            |(connection_id, query, offset, limit, named)| ChatsRequest {
+            |((connection_id, account_id), query, offset, limit, named)| ChatsRequest {
                 connection_id,
+                account_id,
                 query,
                 offset,
                 limit,
@@ -213,7 +215,13 @@ pub(crate) fn account_action_request() -> impl Strategy<Value = AccountActionReq
 }
 
 pub(crate) fn sends_request() -> impl Strategy<Value = SendsRequest> + Clone {
-    of(any::<u32>()).prop_map(|limit| SendsRequest { limit })
+    (of(any::<u32>()), of(text()), of(text())).prop_map(|(limit, connection_id, chat_id)| {
+        SendsRequest {
+            limit,
+            connection_id,
+            chat_id,
+        }
+    })
 }
 
 pub(crate) fn sends_page() -> impl Strategy<Value = SendsPage> + Clone {
@@ -237,5 +245,22 @@ pub(crate) fn sends_page() -> impl Strategy<Value = SendsPage> + Clone {
                 updated_at,
             },
         );
-    few(row).prop_map(|sends| SendsPage { sends })
+    let refused = (
+        (text(), text(), of(text())),
+        (text(), text(), text(), instant()),
+    )
+        .prop_map(
+            |((connection_id, connection_name, tool), (chat_id, chat_name, reason, at))| {
+                RefusedSend {
+                    connection_id,
+                    connection_name,
+                    tool,
+                    chat_id,
+                    chat_name,
+                    reason,
+                    at,
+                }
+            },
+        );
+    (few(row), few(refused)).prop_map(|(sends, refused)| SendsPage { sends, refused })
 }

@@ -74,6 +74,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0019_account_leases",
         include_str!("migrations/0019_account_leases.sql"),
     ),
+    (
+        "0020_send_refusals",
+        include_str!("migrations/0020_send_refusals.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

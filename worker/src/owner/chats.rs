@@ -1,11 +1,13 @@
-//! Chats by name for the owner's editors: the permissions editor lists only what a connection
-//! may read (its read scope and the archive policy), the policy page lists every chat. Searched
-//! by name or phone number, paged; the selected chats are named separately so the editor can
-//! count and show them even when they are outside the loaded page.
+//! Chats by name for the owner's editors: the send-permission editor lists only what a
+//! connection may read (its read scope and the archive policy), the read-scope editor one
+//! account's chats, the policy page every chat. Searched by name or phone number, paged; the
+//! selected chats are named separately so the editor can count and show them even when they
+//! are outside the loaded page.
 
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Json;
 use wazap_shared::ErrorCode;
+use wazap_shared::ids::{ACCOUNT_ID_RULE, is_account_id};
 use wazap_shared::wire::grants::ReadScope;
 use wazap_shared::wire::owner::{ChatPage, ChatsRequest, OwnerChat};
 
@@ -31,7 +33,17 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, Error> {
     if req.named.len() > MAX_NAMED || req.query.chars().count() > 200 {
         return Err(Error::invalid("named", "too long"));
     }
+    if req.account_id.as_deref().is_some_and(|a| !is_account_id(a)) {
+        return Err(Error::invalid("account_id", ACCOUNT_ID_RULE));
+    }
     let client = pool.get().await.context("owner chats: database")?;
+    if let Some(account) = &req.account_id {
+        client
+            .query_opt("select 1 from accounts where account_id = $1", &[account])
+            .await
+            .context("owner chats: query")?
+            .ok_or_else(|| Error::new(ErrorCode::AccountNotFound, "no such account"))?;
+    }
     let allowed: Option<(ReadScope, Vec<String>)> = match &req.connection_id {
         None => None,
         Some(id) => {
@@ -53,11 +65,12 @@ pub async fn list(pool: &Pool, req: ChatsRequest) -> Result<ChatPage, Error> {
         .query(
             &format!(
                 "select chat_id, {NAME}, kind from chats
-                  where $1 = '' or strpos(lower(coalesce(name, '') || ' ' || coalesce(push_name, '')
-                        || ' +' || coalesce(phone, '')), lower($1)) > 0
+                  where ($2::text is null or account_id = $2)
+                    and ($1 = '' or strpos(lower(coalesce(name, '') || ' ' || coalesce(push_name, '')
+                        || ' +' || coalesce(phone, '')), lower($1)) > 0)
                   order by last_message_at desc nulls last, chat_id"
             ),
-            &[&req.query.trim()],
+            &[&req.query.trim(), &req.account_id],
         )
         .await
         .context("owner chats: query")?;

@@ -127,7 +127,8 @@ async fn put(state: &AppState, bytes: &[u8]) -> Result<MediaRef, Error> {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let object = format!("out-{}-{}", hex(&Sha256::digest(bytes)), hex(&nonce));
     let js = jetstream::new(state.nats.clone());
-    let store = wazap_shared::bus::media_store(&js, &state.subjects.attachment_bucket())
+    let bucket = state.subjects.attachment_bucket();
+    let store = wazap_shared::bus::media_store_with(&js, &bucket, state.nats_replicas)
         .await
         .map_err(|e| unavailable(&e))?;
     let mut reader = bytes;

@@ -36,6 +36,13 @@ pub struct LookedUpChat {
     key: IdKey,
 }
 
+impl LookedUpChat {
+    /// The chat's account and current id, to record a refused attempt on it.
+    pub fn chat(&self) -> (&str, &str) {
+        (&self.account_id, &self.chat_id)
+    }
+}
+
 /// The chat behind chat id `chat` of account `account` (the one the id names,
 /// [`account_of`]; each a `$n` parameter): its account, current chat id and JID — the chat
 /// itself, or the chat a merged id now lives in.

@@ -23,6 +23,7 @@ pub mod media;
 pub mod outbox;
 pub mod receipts;
 pub mod recovery;
+mod refusal;
 mod transmit;
 
 use std::time::Duration;
@@ -218,7 +219,8 @@ pub async fn check(
     state.grants.put(&accepted);
     // Answered only once the grant is known good: a stranger learns nothing from it.
     shape?;
-    let target = gates::allow(&accepted.viewer, found.context(CONTEXT)?)?;
+    let found = found.context(CONTEXT)?;
+    let target = refusal::allow_or_record(&db, &accepted.viewer, None, found).await?;
     gates::session(state.connector.as_ref(), &target.account_id)
 }
 
@@ -236,7 +238,7 @@ async fn gate_and_send(
         .payload
         .media()
         .map(|m| media::Lease::take(&state.subjects, &m.object));
-    let answer = match gates::allow(viewer, found) {
+    let answer = match refusal::allow_or_record(&db, viewer, Some(req.tool), found).await {
         Ok(target) => send(state, viewer, db, target, req).await,
         Err(e) => Err(e),
     };

@@ -53,25 +53,34 @@ function showToken(token) {
   $("#token-box").scrollIntoView();
 }
 
-// A searchable, paged chat list with check boxes over `selected` (a Set of chat ids).
+// A searchable, paged chat list with check boxes over `selected` (a Set of chat ids): the
+// chats `opts.connection` may read, or those of account `opts.account`, or every chat. Its
+// elements' ids start with `opts.prefix`, so one page can hold several.
 function picker(root, opts) {
   const names = new Map((opts.names || []).map((c) => [c.id, c.name]));
   const selected = opts.selected;
+  const p = opts.prefix || "";
+  const el = (id) => $("#" + p + id, root);
   let offset = 0;
   const limit = 20;
   root.innerHTML =
-    '<label for="chat-search">Search chats</label>' +
-    '<input id="chat-search" type="search" autocomplete="off">' +
-    '<ul class="chats" id="chat-list" aria-label="Chats"></ul>' +
-    '<p class="pager"><button type="button" id="prev">Previous</button> ' +
-    '<span id="page-info"></span> <button type="button" id="next">Next</button></p>';
-  const list = $("#chat-list", root);
+    '<label for="' + p + 'chat-search">Search chats</label>' +
+    '<input id="' + p + 'chat-search" type="search" autocomplete="off">' +
+    '<ul class="chats" id="' + p + 'chat-list" aria-label="Chats"></ul>' +
+    '<p class="pager"><button type="button" id="' + p + 'prev">Previous</button> ' +
+    '<span id="' + p + 'page-info"></span> <button type="button" id="' + p + 'next">Next</button></p>';
+  const list = el("chat-list");
   let total = 0;
   let timer = null;
+  let asked = 0;
   async function load() {
-    const q = new URLSearchParams({ q: $("#chat-search", root).value, offset, limit });
+    const q = new URLSearchParams({ q: el("chat-search").value, offset, limit });
     if (opts.connection) q.set("connection_id", opts.connection);
+    if (opts.account) q.set("account_id", opts.account);
+    // Only the latest answer is shown: an earlier search answered late must not replace it.
+    const mine = ++asked;
     const res = await api("GET", "/api/chats?" + q);
+    if (mine !== asked) return;
     if (!res.ok) { say(failure(res), "error"); return; }
     total = res.data.total;
     list.replaceChildren();
@@ -92,16 +101,16 @@ function picker(root, opts) {
       list.append(li);
     }
     const last = Math.min(offset + limit, total);
-    $("#page-info", root).textContent = total ? (offset + 1) + "–" + last + " of " + total : "no chats match";
-    $("#prev", root).disabled = offset === 0;
-    $("#next", root).disabled = last >= total;
+    el("page-info").textContent = total ? (offset + 1) + "–" + last + " of " + total : "no chats match";
+    el("prev").disabled = offset === 0;
+    el("next").disabled = last >= total;
   }
-  $("#chat-search", root).addEventListener("input", () => {
+  el("chat-search").addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(() => { offset = 0; load(); }, 150);
   });
-  $("#prev", root).addEventListener("click", () => { offset = Math.max(0, offset - limit); load(); });
-  $("#next", root).addEventListener("click", () => { offset += limit; load(); });
+  el("prev").addEventListener("click", () => { offset = Math.max(0, offset - limit); load(); });
+  el("next").addEventListener("click", () => { offset += limit; load(); });
   load();
   return { name: (id) => names.get(id) || id, reload: load };
 }
@@ -128,6 +137,7 @@ function logoutButton() {
   });
 }
 
+// The create form's scope: all chats, or the ids typed (a connection's page edits it by name).
 function scopeBody(mode, text) {
   if (mode === "all") return { chats: { mode: "all" } };
   return { chats: { mode, chats: idLines(text) } };
@@ -210,25 +220,149 @@ function permissionsPage(data) {
     sendRevision = res.data.revision;
     say("Saved: " + (res.data.mode === "selected" ? res.data.chats.length + " chats" : res.data.mode) + ".", "ok");
   });
-  const scope = $("#scope-form");
-  $('input[name="scope"][value="' + data.scope_mode + '"]', scope).checked = true;
-  $("#scope-chats").value = data.scope_chats.join("\n");
-  scope.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    if (!confirm("Change what it may read? Its token stops working at once and send permission goes back to none.")) return;
-    const mode = $('input[name="scope"]:checked', scope).value;
-    const res = await api("POST", "/api/connections/read-scope", {
-      id: data.id, revision,
-      read_scope: Object.assign({}, data.scope_rest, scopeBody(mode, $("#scope-chats").value)),
-    });
-    if (!res.ok) { say(failure(res), "error"); return; }
-    revision = res.data.connection.revision;
-    sendRevision = res.data.connection.send_permission.revision;
+  scopeEditor(data, (connection) => {
+    revision = connection.revision;
+    sendRevision = connection.send_permission.revision;
     $("#revision").textContent = String(revision);
     selected.clear();
     modeBox("none").checked = true;
     refresh();
     pick.reload();
+  });
+}
+
+// A chat rule in a few words, as the page's summary says it.
+function describe(rule) {
+  const c = rule.chats;
+  let text = c.mode === "all" ? "all chats" :
+    c.mode === "selected" ? c.chats.length + " selected chats" : "all chats but " + c.chats.length;
+  if (rule.since) text += ", from " + rule.since.slice(0, 10);
+  if (rule.until) text += ", before " + rule.until.slice(0, 10);
+  return text;
+}
+
+// One account's part of the read-scope editor: read it or not, and its rule — all chats, the
+// chats picked (by name, with the same picker as the send permission) or all but those, and
+// optional dates. A date left as loaded keeps its stored instant; a new one is midnight UTC.
+function accountRule(account, opts) {
+  const id = account.id;
+  const rule = opts.rule;
+  const picked = new Set(rule.chats.mode === "all" ? [] : rule.chats.chats);
+  const root = document.createElement("fieldset");
+  root.className = "account-rule";
+  root.dataset.account = id;
+  root.innerHTML =
+    '<legend><label><input type="checkbox" class="read-account"> <span class="account-name"></span> ' +
+    "<code>" + id + "</code>" + (account.removed ? " (removed)" : "") + "</label></legend>" +
+    '<div class="rule">' +
+    '<label><input type="radio" name="rule-' + id + '" value="all"> all chats</label> ' +
+    '<label><input type="radio" name="rule-' + id + '" value="selected"> only the chats picked below</label> ' +
+    '<label><input type="radio" name="rule-' + id + '" value="all_except"> all chats except those picked below</label>' +
+    '<p class="picked"><strong class="picked-count">0</strong> chats picked. <span class="picked-names"></span></p>' +
+    '<div class="picker" id="scope-picker-' + id + '"></div>' +
+    '<p><label>From <input type="date" class="since"></label> ' +
+    '<label>Before <input type="date" class="until"></label></p></div>';
+  $(".account-name", root).textContent = account.name;
+  const box = $(".read-account", root);
+  box.checked = opts.read;
+  $('input[value="' + rule.chats.mode + '"]', root).checked = true;
+  const dates = {};
+  for (const field of ["since", "until"]) {
+    dates[field] = rule[field] || null;
+    if (dates[field]) $("." + field, root).value = dates[field].slice(0, 10);
+  }
+  const pickerRoot = $(".picker", root);
+  let pick = null;
+  const mode = () => $('input[name="rule-' + id + '"]:checked', root).value;
+  function refresh() {
+    $(".rule", root).hidden = !box.checked;
+    const listed = mode() !== "all";
+    pickerRoot.hidden = !listed;
+    $(".picked", root).hidden = !listed;
+    if (listed && box.checked && !pick) {
+      pick = picker(pickerRoot, { account: id, prefix: "scope-" + id + "-", selected: picked, names: opts.names, onChange: refresh });
+    }
+    $(".picked-count", root).textContent = String(picked.size);
+    const names = Array.from(picked).map((c) => pick ? pick.name(c) : (opts.names.find((n) => n.id === c) || { name: c }).name);
+    $(".picked-names", root).textContent = names.length ? "(" + names.join(", ") + ")" : "";
+  }
+  box.addEventListener("change", refresh);
+  $$('input[type="radio"]', root).forEach((r) => r.addEventListener("change", refresh));
+  refresh();
+  return {
+    id, root,
+    reads: () => box.checked,
+    setAll(all) {
+      if (all) box.checked = true;
+      box.disabled = all;
+      refresh();
+    },
+    rule() {
+      const m = mode();
+      const out = { chats: m === "all" ? { mode: "all" } : { mode: m, chats: Array.from(picked) } };
+      for (const field of ["since", "until"]) {
+        const v = $("." + field, root).value;
+        if (dates[field] && v === dates[field].slice(0, 10)) out[field] = dates[field];
+        else if (v) out[field] = v + "T00:00:00Z";
+      }
+      return out;
+    },
+  };
+}
+
+// The read-scope editor: which accounts, and each one's rule ([`accountRule`]). One account
+// alone is saved as the scope's own rule (a default-account scope looks as it always did);
+// several get a rule each, and with "every account" the scope's own rule is what an account
+// added later is read under: kept as it was when the scope already read every account, else
+// all chats.
+function scopeEditor(data, saved) {
+  const form = $("#scope-form");
+  let scope = data.scope;
+  const allBox = $('#scope-accounts input[value="all"]');
+  const everyAccount = (s) => !!(s.accounts && s.accounts.mode === "all");
+  const only = everyAccount(scope) ? [] : (scope.accounts ? scope.accounts.accounts : ["default"]);
+  const own = (s) => ({ chats: s.chats, since: s.since, until: s.until });
+  const rules = data.accounts.map((a) => accountRule(a, {
+    read: everyAccount(scope) || only.includes(a.id),
+    rule: (scope.per_account || {})[a.id] || own(scope),
+    names: data.names,
+  }));
+  rules.forEach((r) => $("#scope-rules").append(r.root));
+  $('#scope-accounts input[value="' + (everyAccount(scope) ? "all" : "only") + '"]').checked = true;
+  const later = () => {
+    const r = everyAccount(scope) ? own(scope) : { chats: { mode: "all" } };
+    if (!r.since) delete r.since;
+    if (!r.until) delete r.until;
+    return r;
+  };
+  function refresh() {
+    for (const r of rules) r.setAll(allBox.checked);
+    $("#later-rule").hidden = !allBox.checked;
+    $("#later-rule").textContent = "An account added later is read under: " + describe(later()) + ".";
+  }
+  $$("#scope-accounts input").forEach((i) => i.addEventListener("change", refresh));
+  refresh();
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (!confirm("Change what it may read? Its token stops working at once and send permission goes back to none.")) return;
+    const all = allBox.checked;
+    const read = rules.filter((r) => all || r.reads());
+    let body;
+    if (!all && read.length === 1) {
+      body = read[0].rule();
+      if (read[0].id !== "default") body.accounts = { mode: "only", accounts: [read[0].id] };
+    } else {
+      body = all ? later() : { chats: { mode: "all" } };
+      body.accounts = all ? { mode: "all" } : { mode: "only", accounts: read.map((r) => r.id) };
+      body.per_account = Object.fromEntries(read.map((r) => [r.id, r.rule()]));
+    }
+    const res = await api("POST", "/api/connections/read-scope", {
+      id: data.id, revision: Number($("#revision").textContent), read_scope: body,
+    });
+    if (!res.ok) { say(failure(res), "error"); return; }
+    scope = res.data.connection.read_scope;
+    saved(res.data.connection);
+    refresh();
     say("Read scope saved; send permission is back to none.", "ok");
     showToken(res.data.token);
   });

@@ -9,9 +9,9 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use http::HeaderMap;
-use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendMode};
+use wazap_shared::wire::grants::{AccountSelection, ChatSelection, ReadScope, SendMode};
 use wazap_shared::wire::owner::{
     ConnectionList, CreateConnectionRequest, Empty, IssuedConnection, OwnerConnection,
     OwnerCreateConnection, OwnerListConnections, OwnerRevokeConnection, OwnerRotateConnection,
@@ -92,20 +92,39 @@ pub(super) async fn revoke(
 
 /// A read scope in a few words.
 pub(super) fn scope_summary(scope: &ReadScope) -> String {
-    let chats = match &scope.chats {
-        ChatSelection::All => "all chats".to_owned(),
-        ChatSelection::Selected { chats } => format!("{} selected chats", chats.len()),
-        ChatSelection::AllExcept { chats } => format!("all chats but {}", chats.len()),
+    let rule =
+        |chats: &ChatSelection, since: Option<DateTime<Utc>>, until: Option<DateTime<Utc>>| {
+            let chats = match chats {
+                ChatSelection::All => "all chats".to_owned(),
+                ChatSelection::Selected { chats } => format!("{} selected chats", chats.len()),
+                ChatSelection::AllExcept { chats } => format!("all chats but {}", chats.len()),
+            };
+            let since = since
+                .map(|s| format!(", from {}", s.format("%Y-%m-%d")))
+                .unwrap_or_default();
+            let until = until
+                .map(|u| format!(", before {}", u.format("%Y-%m-%d")))
+                .unwrap_or_default();
+            format!("{chats}{since}{until}")
+        };
+    let general = rule(&scope.chats, scope.since, scope.until);
+    if scope.accounts.is_default_only() && scope.per_account.is_empty() {
+        return general;
+    }
+    let accounts = match &scope.accounts {
+        AccountSelection::All => "every account".to_owned(),
+        AccountSelection::Only { accounts } => format!("accounts {}", accounts.join(", ")),
     };
-    let since = scope
-        .since
-        .map(|s| format!(", from {}", s.format("%Y-%m-%d")))
-        .unwrap_or_default();
-    let until = scope
-        .until
-        .map(|u| format!(", before {}", u.format("%Y-%m-%d")))
-        .unwrap_or_default();
-    format!("{chats}{since}{until}")
+    let own: Vec<String> = scope
+        .per_account
+        .iter()
+        .map(|(a, r)| format!("{a}: {}", rule(&r.chats, r.since, r.until)))
+        .collect();
+    if own.is_empty() {
+        format!("{accounts}: {general}")
+    } else {
+        format!("{accounts}: {} (otherwise {general})", own.join("; "))
+    }
 }
 
 /// Whether it still works, in a word.

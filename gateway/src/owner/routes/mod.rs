@@ -1,8 +1,8 @@
 //! The owner routes, one module per group: [`login`] (login, logout, `/`), [`connections`]
-//! (list, create, rotate, revoke, read scope), [`permissions`] (the send-permission editor and
-//! DESIGN §6 body, the chat list it searches), [`account`] (state, pairing with an SVG QR,
-//! pause/resume/unlink), [`policy`] (excluded chats, `#private`), [`sends`] (journal rows), and
-//! the static script and stylesheet.
+//! (list, create, rotate, revoke, read scope), [`permissions`] (the send-permission and
+//! read-scope editors and DESIGN §6 body, the chat list they search), [`account`] (state,
+//! pairing with an SVG QR, pause/resume/unlink), [`policy`] (excluded chats, `#private`),
+//! [`sends`] (journal rows and refused attempts), and the static script and stylesheet.
 //!
 //! Pages are GETs and never change anything; every write is a JSON `POST` sent by the page's
 //! script with the `X-CSRF-Token` header.

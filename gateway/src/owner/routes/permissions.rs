@@ -1,8 +1,9 @@
 //! One connection's page: the send-permission editor (mode; a searchable, paged chat list with
 //! check boxes over what the connection may read; the count of selected chats, also those
-//! outside the loaded page; save; "changed elsewhere — reopen" on 409), the read-scope editor,
-//! and the DESIGN §6 `POST /api/connections/send-permission` (older body accepted) and
-//! `GET /api/chats` it searches with.
+//! outside the loaded page; save; "changed elsewhere — reopen" on 409), the read-scope editor
+//! (which accounts; for each, all chats, the chats picked or all but those, by name with the
+//! same picker, and optional dates), and the DESIGN §6 `POST /api/connections/send-permission`
+//! (older body accepted) and `GET /api/chats` they search with.
 
 use std::sync::Arc;
 
@@ -14,10 +15,10 @@ use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::json as value;
 use wazap_shared::ErrorCode;
-use wazap_shared::wire::grants::{ChatSelection, ReadScope, SendPermission};
+use wazap_shared::wire::grants::{AccountSelection, ChatSelection, ReadScope, SendPermission};
 use wazap_shared::wire::owner::{
-    ChatPage, ChatsRequest, Empty, OwnerListChats, OwnerListConnections, OwnerSetSendPermission,
-    SendPermissionRequest,
+    ChatPage, ChatsRequest, Empty, OwnerListAccounts, OwnerListChats, OwnerListConnections,
+    OwnerSetSendPermission, SendPermissionRequest,
 };
 
 use super::connections::{scope_summary, status};
@@ -25,6 +26,9 @@ use super::{OwnerError, json, page_session};
 use crate::error::ApiError;
 use crate::owner::OwnerState;
 use crate::owner::html::{esc, json_island, page as frame};
+
+/// Most chats the page names at once (the worker's limit for `named`).
+const MAX_NAMED: usize = 10_000;
 
 /// `POST /api/connections/send-permission` `{"id", "revision", "mode", "chats",
 /// "expected_send_revision"}` (or the older `{"id", "revision", "chats"}`) → the new
@@ -47,6 +51,8 @@ pub(super) async fn set_send_permission(
 pub(super) struct ChatsQuery {
     /// Only chats this connection may read.
     connection_id: Option<String>,
+    /// Only chats of this account.
+    account_id: Option<String>,
     /// Search words.
     #[serde(default)]
     q: String,
@@ -57,7 +63,8 @@ pub(super) struct ChatsQuery {
     limit: Option<u32>,
 }
 
-/// `GET /api/chats?connection_id=&q=&offset=&limit=` → `{"chats", "total", "named"}`.
+/// `GET /api/chats?connection_id=&account_id=&q=&offset=&limit=` → `{"chats", "total",
+/// "named"}`.
 pub(super) async fn chats(
     State(state): State<Arc<OwnerState>>,
     headers: HeaderMap,
@@ -65,6 +72,7 @@ pub(super) async fn chats(
 ) -> Result<Json<ChatPage>, OwnerError> {
     let req = ChatsRequest {
         connection_id: q.connection_id.filter(|c| !c.is_empty()),
+        account_id: q.account_id.filter(|a| !a.is_empty()),
         query: q.q,
         offset: q.offset,
         limit: q.limit,
@@ -75,13 +83,39 @@ pub(super) async fn chats(
     ))
 }
 
-/// The parts of `scope` the chat editor leaves as they are: everything but `chats`.
-fn scope_rest(scope: &ReadScope) -> serde_json::Value {
-    let mut v = serde_json::to_value(scope).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("chats");
+/// Every chat id `scope` lists, in any of its rules.
+fn scope_chats(scope: &ReadScope) -> impl Iterator<Item = &String> {
+    fn listed(c: &ChatSelection) -> &[String] {
+        match c {
+            ChatSelection::All => &[],
+            ChatSelection::Selected { chats } | ChatSelection::AllExcept { chats } => chats,
+        }
     }
-    v
+    listed(&scope.chats)
+        .iter()
+        .chain(scope.per_account.values().flat_map(|r| listed(&r.chats)))
+}
+
+/// The accounts the read-scope editor offers: the registry's (`default` first), then any the
+/// scope names that the registry no longer has, so that saving never drops one unseen.
+fn editor_accounts(
+    registry: Vec<wazap_shared::wire::accounts::AccountSummary>,
+    scope: &ReadScope,
+) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = registry
+        .iter()
+        .map(|a| value!({"id": a.account_id, "name": a.display_name, "removed": a.removed_at.is_some()}))
+        .collect();
+    let named = match &scope.accounts {
+        AccountSelection::All => Vec::new(),
+        AccountSelection::Only { accounts } => accounts.iter().collect(),
+    };
+    for id in named.into_iter().chain(scope.per_account.keys()) {
+        if !out.iter().any(|a| a["id"] == id.as_str()) {
+            out.push(value!({"id": id, "name": id, "removed": true}));
+        }
+    }
+    out
 }
 
 /// `GET /connections/{id}`.
@@ -106,20 +140,24 @@ pub(super) async fn page(
             .with_status(StatusCode::NOT_FOUND)
             .into_response();
     };
+    let mut wanted: Vec<String> = c.send_permission.chats.clone();
+    for id in scope_chats(&c.read_scope) {
+        if wanted.len() < MAX_NAMED && !wanted.contains(id) {
+            wanted.push(id.clone());
+        }
+    }
     let named = ChatsRequest {
-        connection_id: None,
         limit: Some(1),
-        named: c.send_permission.chats.clone(),
+        named: wanted,
         ..Default::default()
     };
-    let names = match state.call::<OwnerListChats, _, _>(&headers, named).await {
-        Ok(p) => p.named,
-        Err(e) => return e.into_response(),
-    };
-    let (scope_mode, scope_chats) = match &c.read_scope.chats {
-        ChatSelection::All => ("all", Vec::new()),
-        ChatSelection::Selected { chats } => ("selected", chats.clone()),
-        ChatSelection::AllExcept { chats } => ("all_except", chats.clone()),
+    let (names, registry) = tokio::join!(
+        state.call::<OwnerListChats, _, _>(&headers, named),
+        state.call::<OwnerListAccounts, _, _>(&headers, Empty {}),
+    );
+    let (names, registry) = match (names, registry) {
+        (Ok(n), Ok(r)) => (n.named, r.accounts),
+        (Err(e), _) | (_, Err(e)) => return e.into_response(),
     };
     let data = value!({
         "kind": "permissions",
@@ -129,11 +167,8 @@ pub(super) async fn page(
         "mode": c.send_permission.mode,
         "selected": c.send_permission.chats,
         "names": names,
-        "scope_mode": scope_mode,
-        "scope_chats": scope_chats,
-        // What this editor does not edit (dates, accounts, per-account rules) goes back as it
-        // was, so saving the chats never widens or narrows anything else.
-        "scope_rest": scope_rest(&c.read_scope),
+        "scope": c.read_scope,
+        "accounts": editor_accounts(registry, &c.read_scope),
     });
     let active = status(&c) == "active";
     let disabled = if active { "" } else { " disabled" };
@@ -159,14 +194,13 @@ pub(super) async fn page(
 <h2 id="scope-h">May read</h2>
 <p>Changing what it may read makes a new credential: its token stops working at once (you get a new one) and send permission goes back to none.</p>
 <form id="scope-form">
-<fieldset{disabled}><legend>Chats</legend>
-<label><input type="radio" name="scope" value="all"> all chats</label>
-<label><input type="radio" name="scope" value="selected"> only the chats listed below</label>
-<label><input type="radio" name="scope" value="all_except"> all chats except those listed below</label>
+<fieldset id="scope-accounts"{disabled}><legend>Accounts</legend>
+<label><input type="radio" name="accounts" value="all"> every account, also those added later</label>
+<label><input type="radio" name="accounts" value="only"> only the accounts checked below</label>
 </fieldset>
-<label for="scope-chats">Chat ids (one per line)</label>
-<textarea id="scope-chats" rows="3"></textarea>
-<button type="submit"{disabled}>Save read scope</button>
+<p id="later-rule" hidden></p>
+<div id="scope-rules"></div>
+<button type="submit" id="save-scope"{disabled}>Save read scope</button>
 </form>
 </section>
 <script type="application/json" id="page-data">{data}</script>"#,

@@ -1,6 +1,7 @@
 //! The owner dashboard and API on listener B (DESIGN §6): sessions and CSRF, exact Origin,
-//! bearer tokens refused, send permissions with revisions, GETs that change nothing, the
-//! account controls, and the whole dashboard in real headless Chromium.
+//! bearer tokens refused, send permissions with revisions, read scopes of several accounts,
+//! GETs that change nothing, the account controls, sends and refused send attempts, and the
+//! whole dashboard in real headless Chromium.
 
 mod account;
 mod browser;
@@ -8,6 +9,7 @@ mod edge;
 mod login;
 mod permissions;
 mod policy;
+mod sends;
 mod throttle;
 
 use serde_json::{Value, json};
