@@ -356,7 +356,8 @@ async fn wait_current(js: &jetstream::Context, name: &str, copies: usize) -> any
 
 /// A single server refuses a second copy: a bucket asked for with three (`WAZAP_NATS_REPLICAS`
 /// left at 3 after leaving a cluster) is not made, and the error is JetStream's reason (what
-/// the gateway logs); an existing bucket is left with its one copy.
+/// the gateway logs); an existing bucket asked for more copies keeps working (whether the
+/// server takes the new count or refuses it depends on its version).
 #[tokio::test]
 async fn a_single_server_refuses_copies_and_says_why() -> anyhow::Result<()> {
     let js = jetstream::new(async_nats::connect(wazap_tests::nats_url()).await?);
@@ -370,7 +371,13 @@ async fn a_single_server_refuses_copies_and_says_why() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     bus::fit_media_bucket(&js, &bucket, 3).await;
-    assert_eq!(stream(&js, &stream_name).await?.config.num_replicas, 1);
+    let store = bus::media_store_with(&js, &bucket, 1)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    store.put("probe", &mut &b"bytes"[..]).await?;
+    let mut back = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut store.get("probe").await?, &mut back).await?;
+    assert_eq!(back, b"bytes");
     js.delete_stream(&stream_name).await?;
     Ok(())
 }
