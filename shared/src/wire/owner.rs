@@ -46,7 +46,9 @@ pub enum OwnerAnswer<T> {
 }
 
 macro_rules! owner_op {
-    ($(#[$doc:meta])* $name:ident, $op:expr, $req:ty, $resp:ty) => {
+    // `connector`: an op carried out by the connector of the account its body names, which goes
+    // to the worker serving that account; the others go to any worker.
+    ($(#[$doc:meta])* $name:ident, $op:expr, $req:ty, $resp:ty $(, $connector:ident)?) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -55,24 +57,15 @@ macro_rules! owner_op {
             const DEADLINE: Duration = OWNER_DEADLINE;
             type Request = OwnerCall<$req>;
             type Response = OwnerAnswer<$resp>;
+            $(
+                fn account(req: &Self::Request) -> Option<&str> {
+                    owner_op!(@$connector req)
+                }
+            )?
         }
     };
-    // An op carried out by the connector of the default account: it goes to the worker that
-    // serves that account.
-    ($(#[$doc:meta])* $name:ident, $op:expr, $req:ty, $resp:ty, connector) => {
-        $(#[$doc])*
-        #[derive(Debug)]
-        pub struct $name;
-        impl Rpc for $name {
-            const OP: &'static str = $op;
-            const DEADLINE: Duration = OWNER_DEADLINE;
-            type Request = OwnerCall<$req>;
-            type Response = OwnerAnswer<$resp>;
-
-            fn account(_: &Self::Request) -> Option<&str> {
-                Some(crate::ids::DEFAULT_ACCOUNT)
-            }
-        }
+    (@connector $req:ident) => {
+        Some($req.body.account())
     };
 }
 
@@ -295,7 +288,44 @@ pub struct AccountView {
     pub notes: Vec<String>,
 }
 
-/// `owner_account_action`.
+/// `owner_account`: which account (absent: `default`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountRef {
+    /// The account id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+}
+
+impl AccountRef {
+    /// The account meant: the one named, else `default`.
+    pub fn account(&self) -> &str {
+        self.account_id
+            .as_deref()
+            .unwrap_or(crate::ids::DEFAULT_ACCOUNT)
+    }
+}
+
+/// `owner_account_action`: an action on an account (absent: `default`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountActionCall {
+    /// The account id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    /// What to do.
+    #[serde(flatten)]
+    pub action: AccountActionRequest,
+}
+
+impl AccountActionCall {
+    /// The account meant: the one named, else `default`.
+    pub fn account(&self) -> &str {
+        self.account_id
+            .as_deref()
+            .unwrap_or(crate::ids::DEFAULT_ACCOUNT)
+    }
+}
+
+/// An owner action on an account's connection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum AccountActionRequest {
@@ -364,11 +394,11 @@ owner_op!(
 );
 owner_op!(
     /// RPC `owner_account`.
-    OwnerAccount, op::OWNER_ACCOUNT, Empty, AccountView, connector
+    OwnerAccount, op::OWNER_ACCOUNT, AccountRef, AccountView, connector
 );
 owner_op!(
     /// RPC `owner_account_action`.
-    OwnerAccountAction, op::OWNER_ACCOUNT_ACTION, AccountActionRequest, AccountView, connector
+    OwnerAccountAction, op::OWNER_ACCOUNT_ACTION, AccountActionCall, AccountView, connector
 );
 owner_op!(
     /// RPC `owner_recent_sends`.

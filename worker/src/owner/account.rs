@@ -5,7 +5,6 @@
 
 use deadpool_postgres::Pool;
 use wazap_shared::ErrorCode;
-use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::accounts::{
     AccountList, AccountSummary, AddAccountRequest, RemoveAccountRequest, RemovedAccount,
@@ -124,27 +123,36 @@ fn refusal(e: RegistryError) -> Error {
     }
 }
 
-/// The default account as of now.
-pub fn view(connector: &DynConnector) -> AccountView {
-    let pairing = connector.pairing(DEFAULT_ACCOUNT);
+/// `id` when it is an account id, else the refusal naming `account_id`.
+pub fn checked_id(id: &str) -> Result<&str, Error> {
+    if wazap_shared::ids::is_account_id(id) {
+        Ok(id)
+    } else {
+        Err(Error::invalid(
+            "account_id",
+            wazap_shared::ids::ACCOUNT_ID_RULE,
+        ))
+    }
+}
+
+/// Account `id` (served by `connector`) as of now.
+pub fn view(connector: &DynConnector, id: &str) -> AccountView {
+    let pairing = connector.pairing(id);
     AccountView {
-        account_id: DEFAULT_ACCOUNT.to_owned(),
-        state: connector.state(DEFAULT_ACCOUNT),
+        account_id: id.to_owned(),
+        state: connector.state(id),
         qr: pairing.qr,
         qr_expires_at: pairing.qr_expires_at,
         pairing_code: pairing.pairing_code,
         detail: pairing.detail,
-        notes: connector
-            .notes(DEFAULT_ACCOUNT)
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        notes: connector.notes(id).into_iter().map(str::to_owned).collect(),
     }
 }
 
-/// Carry out `req` on the default account; the account afterwards.
+/// Carry out `req` on account `id` (served by `connector`); the account afterwards.
 pub async fn act(
     connector: &DynConnector,
+    id: &str,
     req: AccountActionRequest,
 ) -> Result<AccountView, Error> {
     let action = match req {
@@ -167,10 +175,10 @@ pub async fn act(
     };
     let name = format!("{action:?}");
     let kind = name.split([' ', '{']).next().unwrap_or_default().to_owned();
-    match connector.control(DEFAULT_ACCOUNT, action).await {
+    match connector.control(id, action).await {
         Ok(()) => {
-            tracing::info!(action = %kind, "account action carried out");
-            Ok(view(connector))
+            tracing::info!(account.id = %id, action = %kind, "account action carried out");
+            Ok(view(connector, id))
         }
         Err(ControlError::NotNow(why)) => Err(Error::invalid("action", why)),
         Err(ControlError::Failed(e)) => Err(Error::internal("account action", e)),

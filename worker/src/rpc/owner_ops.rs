@@ -5,11 +5,10 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::accounts::{AddAccountRequest, RemoveAccountRequest};
 use wazap_shared::wire::owner::{
-    AccountActionRequest, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
+    AccountActionCall, AccountRef, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
     LoginRequest, OwnerAnswer, OwnerCall, ReadScopeRequest, RevokeRequest, RotateRequest,
     SendPermissionRequest, SendsRequest, SessionInfo, SetPolicyRequest,
 };
@@ -129,16 +128,18 @@ pub(super) async fn dispatch(
             .await
         }
         op::OWNER_ACCOUNT => {
-            run::<Empty, _>(state, payload, Read, async |_, _| {
-                let served = state.serving(DEFAULT_ACCOUNT).await?;
-                Ok(OwnerAnswer::Done(account::view(&served.connector)))
+            run::<AccountRef, _>(state, payload, Read, async |call, _| {
+                let id = account::checked_id(call.body.account())?;
+                let served = state.serving(id).await?;
+                Ok(OwnerAnswer::Done(account::view(&served.connector, id)))
             })
             .await
         }
         op::OWNER_ACCOUNT_ACTION => {
-            run::<AccountActionRequest, _>(state, payload, Write, async |call, _| {
-                let served = state.serving(DEFAULT_ACCOUNT).await?;
-                account::act(&served.connector, call.body)
+            run::<AccountActionCall, _>(state, payload, Write, async |call, _| {
+                let id = account::checked_id(call.body.account())?.to_owned();
+                let served = state.serving(&id).await?;
+                account::act(&served.connector, &id, call.body.action)
                     .await
                     .map(OwnerAnswer::Done)
             })

@@ -382,10 +382,13 @@ function policyPage(data) {
 }
 
 function accountPage() {
+  // The account this page shows (its card names it).
+  const card = $("#account-card");
+  const account = card ? card.dataset.account : undefined;
   for (const b of $$("button.account-action")) {
     b.addEventListener("click", async () => {
       if (b.dataset.confirm && !confirm(b.dataset.confirm)) return;
-      const res = await api("POST", "/api/account", { action: b.dataset.action });
+      const res = await api("POST", "/api/account", { account_id: account, action: b.dataset.action });
       if (!res.ok) { say(failure(res), "error"); return; }
       location.reload();
     });
@@ -424,7 +427,7 @@ function accountPage() {
   if (form) {
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
-      const res = await api("POST", "/api/account", { action: "pair_with_code", phone: $("#phone").value });
+      const res = await api("POST", "/api/account", { account_id: account, action: "pair_with_code", phone: $("#phone").value });
       if (!res.ok) { say(failure(res), "error"); return; }
       location.reload();
     });

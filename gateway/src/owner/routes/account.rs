@@ -6,36 +6,40 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::Query;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::HeaderMap;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::owner::{
-    AccountActionRequest, AccountView, Empty, OwnerAccount, OwnerAccountAction, OwnerListAccounts,
+    AccountActionCall, AccountRef, AccountView, Empty, OwnerAccount, OwnerAccountAction,
+    OwnerListAccounts,
 };
 
 use super::{OwnerError, json, page_session};
 use crate::owner::OwnerState;
 use crate::owner::html::{esc, page as frame};
 
-/// `GET /api/account` → `{"account_id", "state", "qr"?, "pairing_code"?, "detail"?, "notes"?}`.
+/// `GET /api/account[?account_id=ID]` → `{"account_id", "state", "qr"?, "pairing_code"?,
+/// "detail"?, "notes"?}` of that account (`default` when none is named).
 pub(super) async fn get(
     State(state): State<Arc<OwnerState>>,
+    Query(which): Query<AccountRef>,
     headers: HeaderMap,
 ) -> Result<Json<AccountView>, OwnerError> {
     Ok(Json(
-        state.call::<OwnerAccount, _, _>(&headers, Empty {}).await?,
+        state.call::<OwnerAccount, _, _>(&headers, which).await?,
     ))
 }
 
-/// `POST /api/account` `{"action": "pause" | "resume" | "unlink" | "pair_with_qr" |
-/// "pair_with_code", "phone"?}` → the account afterwards.
+/// `POST /api/account` `{"account_id"?, "action": "pause" | "resume" | "unlink" |
+/// "pair_with_qr" | "pair_with_code", "phone"?}` → the account afterwards.
 pub(super) async fn act(
     State(state): State<Arc<OwnerState>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<AccountView>, OwnerError> {
-    let req: AccountActionRequest = json(&body)?;
+    let req: AccountActionCall = json(&body)?;
     Ok(Json(
         state
             .call::<OwnerAccountAction, _, _>(&headers, req)
@@ -60,13 +64,18 @@ fn qr_svg(payload: &str) -> Option<String> {
     ))
 }
 
-/// `GET /account`.
-pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMap) -> Response {
+/// `GET /account[?account_id=ID]`: one account's state, linking and controls (`default`
+/// when none is named), and the list of accounts.
+pub(super) async fn page(
+    State(state): State<Arc<OwnerState>>,
+    Query(which): Query<AccountRef>,
+    headers: HeaderMap,
+) -> Response {
     let csrf = match page_session(&state, &headers).await {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let account = match state.call::<OwnerAccount, _, _>(&headers, Empty {}).await {
+    let account = match state.call::<OwnerAccount, _, _>(&headers, which).await {
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
@@ -80,7 +89,7 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
         SyncState::Demo => "The demo connector: a built-in sample archive.",
     };
     let mut body = format!(
-        r#"<section class="card"><p>Account <code>{id}</code>: <span class="state {s}" id="account-state">{s}</span></p><p>{explain}</p>{detail}{notes}</section>"#,
+        r#"<section class="card" id="account-card" data-account="{id}"><p>Account <code>{id}</code>: <span class="state {s}" id="account-state">{s}</span></p><p>{explain}</p>{detail}{notes}</section>"#,
         id = esc(&account.account_id),
         s = st.as_str(),
         detail = account

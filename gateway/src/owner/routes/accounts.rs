@@ -62,8 +62,16 @@ pub(super) fn section(list: &AccountList) -> String {
     let mut rows = String::new();
     for a in &list.accounts {
         let removed = a.removed_at.is_some();
-        let actions = if a.account_id == wazap_shared::ids::DEFAULT_ACCOUNT {
+        let manage = if removed {
             String::new()
+        } else {
+            format!(
+                r#"<a href="/account?account_id={id}">Link and control</a> "#,
+                id = esc(&a.account_id)
+            )
+        };
+        let actions = if a.account_id == wazap_shared::ids::DEFAULT_ACCOUNT {
+            manage
         } else {
             let keep = if removed {
                 String::new()
@@ -74,7 +82,7 @@ pub(super) fn section(list: &AccountList) -> String {
                 )
             };
             format!(
-                r#"{keep}<button type="button" class="account-remove danger" data-account="{id}" data-delete="1">Delete with its archive</button>"#,
+                r#"{manage}{keep}<button type="button" class="account-remove danger" data-account="{id}" data-delete="1">Delete with its archive</button>"#,
                 id = esc(&a.account_id)
             )
         };

@@ -99,6 +99,45 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    // It is linked and controlled from the dashboard like the default one: unlinked, it shows
+    // its own QR code and pairing code, and the default account is untouched.
+    let unlinked = owner
+        .post(
+            &gw,
+            "/api/account",
+            json!({"account_id": "work", "action": "unlink"}),
+        )
+        .await?;
+    assert_eq!(unlinked.status, 200, "{}", unlinked.text);
+    assert_eq!(unlinked.json["account_id"], "work");
+    assert_eq!(unlinked.json["state"], "unpaired");
+    assert_eq!(unlinked.json["qr"], "wazap-sim-pairing:work");
+    let coded = owner
+        .post(
+            &gw,
+            "/api/account",
+            json!({"account_id": "work", "action": "pair_with_code", "phone": "+972501234567"}),
+        )
+        .await?;
+    assert_eq!(coded.status, 200, "{}", coded.text);
+    assert!(coded.json["pairing_code"].is_string(), "{}", coded.text);
+    let work = owner.get(&gw, "/api/account?account_id=work").await?;
+    assert_eq!(work.json["pairing_code"], coded.json["pairing_code"]);
+    let default = owner.get(&gw, "/api/account").await?;
+    assert_eq!(default.json["account_id"], "default");
+    assert_eq!(
+        default.json["state"], "live",
+        "the default account is untouched"
+    );
+    assert!(default.json["pairing_code"].is_null(), "{}", default.text);
+    let page = owner.get(&gw, "/account?account_id=work").await?;
+    assert!(
+        page.text.contains(r#"data-account="work""#) && page.text.contains("Link a phone"),
+        "the page links the work account"
+    );
+    let bad = owner.get(&gw, "/api/account?account_id=Work").await?;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert_eq!(bad.json["error"]["code"], "invalid_argument");
     let page = owner.get(&gw, "/account").await?;
     assert!(
         page.text.contains("<code>work</code>") && page.text.contains("Work phone"),
