@@ -81,15 +81,21 @@ proptest! {
         suffix in prop_oneof![Just(String::new()), "-[a-z0-9_-]{0,34}", "-default"],
     ) {
         let id = format!("{prefix}{rest}{suffix}");
-        let hash = (1..=64).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
-        let account = suffix.strip_prefix('-');
-        let want = hash && account.is_none_or(|a| a != "default" && is_account_id(a));
+        let is_hash = |h: &str| (1..=64).contains(&h.len()) && h.bytes().all(|b| b.is_ascii_alphanumeric());
+        let hash = is_hash(&rest);
+        // The account starts at the first `-`, wherever it came from (`rest` may hold one).
+        let body = format!("{rest}{suffix}");
+        let (h, account) = match body.split_once('-') {
+            None => (body.as_str(), None),
+            Some((h, a)) => (h, Some(a)),
+        };
+        let want = is_hash(h) && account.is_none_or(|a| a != "default" && is_account_id(a));
         prop_assert_eq!(parse_item_id(&id, prefix).is_some(), want, "{:?}", id);
         prop_assert_eq!(is_chat_id(&id), want && prefix == CHAT_ID_PREFIX);
         if want {
             prop_assert_eq!(account_of(&id), Some(account.unwrap_or("default")));
             // What `with_account` makes, `parse_item_id` reads back.
-            let made = with_account(format!("{prefix}{rest}"), account.unwrap_or("default"));
+            let made = with_account(format!("{prefix}{h}"), account.unwrap_or("default"));
             prop_assert_eq!(made, id.clone());
         }
         // A plain opaque id never carries an account.

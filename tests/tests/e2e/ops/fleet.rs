@@ -271,15 +271,23 @@ async fn six_accounts_spread_over_three_workers_and_a_killed_one_hands_its_own_o
         let after = send_text(&stack, &grant, &a.chat, &format!("{}-after", a.id), "hi").await?;
         assert_eq!(after.state, SendState::Accepted, "{}", a.id);
     }
-    let wa_ids: Vec<String> = stack
-        .pool
-        .get()
-        .await?
-        .query("select wa_id from sim_transmissions", &[])
-        .await?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    // The sims write their transmission logs behind the sends: wait for the rows.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let wa_ids: Vec<String> = loop {
+        let ids: Vec<String> = stack
+            .pool
+            .get()
+            .await?
+            .query("select wa_id from sim_transmissions", &[])
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if ids.len() >= 2 * ACCOUNTS.len() || Instant::now() >= deadline {
+            break ids;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let unique: HashSet<_> = wa_ids.iter().collect();
     assert_eq!(
         unique.len(),
