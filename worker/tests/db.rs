@@ -30,6 +30,7 @@ async fn sessions_commit_synchronously_and_statements_are_bounded() {
     assert_eq!(show(&pool, "synchronous_commit").await, "on");
     assert_eq!(show(&pool, "statement_timeout").await, "30s");
     assert_eq!(show(&pool, "max_parallel_workers_per_gather").await, "0");
+    assert_eq!(show(&pool, "jit").await, "off");
 
     // A URL that turns synchronous commits off does not get its way; its own statement
     // bound is kept.

@@ -103,8 +103,11 @@ const CLIENT_CHECK: &str = "1s";
 /// Postgres that stops answering fails calls instead of hanging them. Every session commits
 /// synchronously whatever the server's default (a send's reservation must be durable before it is
 /// transmitted), stops a statement whose worker died ([`CLIENT_CHECK`]), and turns off
-/// parallel plans: on 2 cores the generic parallel plan of a prepared
-/// search is many times slower (DESIGN §11).
+/// parallel plans (on 2 cores the generic parallel plan of a prepared search is many times
+/// slower, DESIGN §11) and JIT: every statement of the worker runs in milliseconds, but one whose
+/// rows are overestimated (a small table never analysed, the busiest chat) crosses the JIT cost
+/// threshold and spends 150–250 ms compiling itself — the owner login's throttle statement did,
+/// while it held the row lock every login queues on.
 pub fn pool(url: &str, size: usize) -> anyhow::Result<Pool> {
     build(url, size, "")
 }
@@ -129,7 +132,7 @@ fn build(url: &str, size: usize, extra: &str) -> anyhow::Result<Pool> {
     let mut pg: tokio_postgres::Config = url.parse()?;
     let given = pg.get_options().unwrap_or_default().to_owned();
     let mut options = format!(
-        "{given} -c max_parallel_workers_per_gather=0 -c synchronous_commit=on \
+        "{given} -c max_parallel_workers_per_gather=0 -c jit=off -c synchronous_commit=on \
          -c client_connection_check_interval={CLIENT_CHECK} {extra}"
     );
     if !given.contains("statement_timeout") {
