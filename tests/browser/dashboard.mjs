@@ -161,8 +161,13 @@ try {
   for (const [path, name] of [["/account", "06-account"], ["/policy", "07-policy"]]) {
     await page.goto(dashboard + path);
     await page.waitForSelector("h1");
+    // The work account is offline: every page says so.
+    await page.waitForSelector("#accounts-banner:not([hidden])");
     await shot(page, name);
   }
+  report("BANNER", (await page.textContent("#accounts-banner")).replace(/\s+/g, " ").trim());
+  await page.goto(dashboard + "/account");
+  report("WORK_ROW", (await page.textContent('#accounts tr[data-account="work"]')).replace(/\s+/g, " ").trim());
 
   // Sends and refused attempts, by chat name, never a body.
   await page.goto(dashboard + "/sends");

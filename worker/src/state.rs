@@ -18,11 +18,6 @@ use crate::send::Sender;
 use crate::send::gates::Targets;
 use crate::supervise::Supervisor;
 
-/// An account's state as recorded by the worker holding its lease, while the lease counts.
-const RECORDED_STATE: &str = "select s.state from account_status s
-       join worker_lease l on l.name = 'account:' || s.account_id and l.expires_at > now()
-      where s.account_id = $1";
-
 /// Handles every handler may use.
 #[derive(Clone)]
 pub struct AppState {
@@ -199,9 +194,9 @@ impl AppState {
         }
         let recorded = async {
             let db = self.db.get().await.ok()?;
-            let stmt = db.prepare_cached(RECORDED_STATE).await.ok()?;
-            let row = db.query_opt(&stmt, &[&account]).await.ok()??;
-            SyncState::parse(row.get(0))
+            crate::db::account_status::served_state(&db, account)
+                .await
+                .ok()?
         };
         recorded.await.unwrap_or(SyncState::Offline)
     }

@@ -77,7 +77,14 @@ async fn inject(h: &Harness, m: SimMessage) -> String {
 }
 
 async fn history(h: &Harness, messages: Vec<SimMessage>) -> wazap_shared::wire::sim::SimAck {
-    h.sim(sim_op::HISTORY_SYNC, &HistorySync { messages }).await
+    h.sim(
+        sim_op::HISTORY_SYNC,
+        &HistorySync {
+            messages,
+            progress: None,
+        },
+    )
+    .await
 }
 
 async fn contact(h: &Harness, jid: &str, lid: Option<&str>, name: &str) -> String {

@@ -22,6 +22,15 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
+/// `at` as a `<time>` element, in UTC (the script shows it in the browser's time zone).
+pub(crate) fn when(at: &chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        r#"<time datetime="{}">{}</time>"#,
+        esc(&at.to_rfc3339()),
+        esc(&at.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+    )
+}
+
 /// `value` as JSON safe inside a `<script type="application/json">` element.
 pub(crate) fn json_island(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value)
@@ -75,12 +84,19 @@ pub(crate) fn page(title: &str, path: &str, csrf: Option<&str>, body: &str) -> H
 <main id="main">
 <h1>{title}</h1>
 <p id="status" role="status" aria-live="polite"></p>
+{banner}
 {body}
 </main>
 </body>
 </html>
 "#,
         title = esc(title),
+        // Filled by the script on every page of a session while an account is not live.
+        banner = if csrf.is_some() {
+            r#"<div id="accounts-banner" class="banner" role="alert" hidden></div>"#
+        } else {
+            ""
+        },
     ))
 }
 

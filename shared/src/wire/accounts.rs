@@ -17,8 +17,18 @@ pub struct AccountSummary {
     /// (`WAZAP_CONNECTOR`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector: Option<String>,
-    /// Its session state now (`unpaired` for an account no worker connects yet).
+    /// Its session state now (`offline` for an account no worker serves).
     pub state: SyncState,
+    /// Since when it has been in `state`, as far as wazap knows: for an account no worker
+    /// serves, when a worker last served it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// The history WhatsApp has sent since the account's connection started (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryProgress>,
+    /// What its archive holds, as last counted (absent: not counted yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive: Option<ArchiveCounts>,
     /// The linked phone's number (digits), once known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
@@ -27,6 +37,38 @@ pub struct AccountSummary {
     /// When it was removed with its archive kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed_at: Option<DateTime<Utc>>,
+}
+
+/// History sync as WhatsApp sends it after linking (and after a long time offline): pages of old
+/// messages, with the phone's own estimate of how far it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryProgress {
+    /// History pages received.
+    pub pages: u32,
+    /// Messages those pages added to the archive.
+    pub messages: u64,
+    /// The phone's estimate in percent, when it gave one (it does not always reach 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u8>,
+}
+
+/// What one account's archive holds, counted by the worker serving it every few minutes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveCounts {
+    /// Messages archived.
+    pub messages: i64,
+    /// Chats with at least one message.
+    pub chats: i64,
+    /// Attachments (photos, voice notes, documents, …).
+    pub media: i64,
+    /// The newest message's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest_at: Option<DateTime<Utc>>,
+    /// Bytes on disk, estimated: the account's share of the message tables and indexes plus
+    /// its cached files and thumbnails.
+    pub disk_bytes: i64,
+    /// When these were counted.
+    pub counted_at: DateTime<Utc>,
 }
 
 /// `owner_list_accounts`: every account, `default` first.

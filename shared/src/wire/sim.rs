@@ -135,6 +135,10 @@ pub struct HistoryPage {
 pub struct HistorySync {
     /// The messages, any chats, any order.
     pub messages: Vec<SimMessage>,
+    /// The phone's estimate of how far history sync is, in percent (0–100), as WhatsApp's
+    /// history pages carry it; absent: none given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<u8>,
 }
 
 /// Op `set_state`: the session state the sim reports.

@@ -96,7 +96,8 @@ pub(crate) fn history_page() -> impl Strategy<Value = HistoryPage> + Clone {
 }
 
 pub(crate) fn history_sync() -> impl Strategy<Value = HistorySync> + Clone {
-    few(sim_message()).prop_map(|messages| HistorySync { messages })
+    (few(sim_message()), of(any::<u8>()))
+        .prop_map(|(messages, progress)| HistorySync { messages, progress })
 }
 
 pub(crate) fn set_state() -> impl Strategy<Value = SetState> + Clone {

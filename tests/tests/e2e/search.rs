@@ -357,7 +357,13 @@ async fn a_word_with_many_hits_comes_newest_first_through_every_page() -> anyhow
         })
         .collect();
     let ack = stack
-        .sim(sim_op::HISTORY_SYNC, &HistorySync { messages })
+        .sim(
+            sim_op::HISTORY_SYNC,
+            &HistorySync {
+                messages,
+                progress: None,
+            },
+        )
         .await?;
     assert_eq!(ack.ids.len(), 1_500);
     let expected: Vec<String> = ack

@@ -187,7 +187,10 @@ async fn worker_restart_and_concurrent_history_never_lose_a_message() -> anyhow:
             )
         })
         .collect();
-    let history = HistorySync { messages: history };
+    let history = HistorySync {
+        messages: history,
+        progress: None,
+    };
     let batch = stack.sim(sim_op::HISTORY_SYNC, &history);
     let live = async {
         let mut n = 0;

@@ -11,6 +11,7 @@ use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::HistoryProgress;
 
 use crate::archive::Archive;
 use crate::config::{Config, ConnectorKind};
@@ -30,6 +31,12 @@ pub mod whatsapp;
 pub trait Connector: Send + Sync + 'static {
     /// The session state of `account_id` right now.
     fn state(&self, account_id: &str) -> SyncState;
+
+    /// The history sync `account_id` has received on its current connection, if any.
+    fn history(&self, account_id: &str) -> Option<HistoryProgress> {
+        let _ = account_id;
+        None
+    }
 
     /// Whether the connector can ever send (`demo` cannot).
     fn can_send(&self) -> bool;

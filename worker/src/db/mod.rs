@@ -1,6 +1,7 @@
 //! The Postgres pool and the embedded migrations, applied at start (waiting for Postgres) and by
 //! `wazap-worker migrate`.
 
+pub mod account_status;
 pub mod statistics;
 
 use std::time::Duration;
@@ -77,6 +78,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0020_send_refusals",
         include_str!("migrations/0020_send_refusals.sql"),
+    ),
+    (
+        "0021_account_truth",
+        include_str!("migrations/0021_account_truth.sql"),
     ),
 ];
 

@@ -5,15 +5,15 @@
 //! and the lease is released (unless lost: then another worker holds it already).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use deadpool_postgres::Pool;
 use tokio_util::sync::CancellationToken;
-use wazap_shared::wire::SyncState;
 
 use crate::archive::{self, Archive};
 use crate::config::{Config, ConnectorKind};
+use crate::db::account_status;
 use crate::lease::{self, Held};
 use crate::send::receipts::JournalReceipts;
 use crate::shutdown::Shutdown;
@@ -126,9 +126,18 @@ async fn start_and_serve(
 
 /// How often an account's session state is compared with the one last recorded.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
+/// How often the record's time moves on while nothing changes (how far "offline since" can be
+/// early when this worker dies).
+const TOUCH_EVERY: Duration = Duration::from_secs(30);
+/// The archive is counted for the dashboard at most this often, and spends at most 1 % of the
+/// time counting (a count of millions of rows takes a second or so).
+const COUNT_EVERY: Duration = Duration::from_secs(10);
+const COUNT_SHARE: u32 = 100;
 
-/// Record the account's session state in `account_status` whenever it changes, so every
-/// worker's owner dashboard shows it (only this worker's connector knows it).
+/// Record the account's truth in `account_status` ([`account_status`]), so every worker's owner
+/// dashboard shows it (only this worker's connector knows it): its state and history sync
+/// whenever they change, its archive counted at once and then again every [`COUNT_EVERY`], or
+/// [`COUNT_SHARE`] times as long as the last count took if that is longer.
 fn spawn_status(
     state: AppState,
     served: Arc<crate::state::ServedAccount>,
@@ -136,41 +145,43 @@ fn spawn_status(
     stop: CancellationToken,
 ) {
     tokio::spawn(async move {
-        let mut last: Option<SyncState> = None;
+        let id = served.id.as_str();
+        let mut last = None;
+        let (mut touched, mut counted) = (Instant::now(), None::<Instant>);
+        let mut count_every = COUNT_EVERY;
         loop {
-            let now = served.connector.state(&served.id);
+            let now = (served.connector.state(id), served.connector.history(id));
             if last != Some(now) {
-                match record_status(&state.db, &served.id, now, &holder).await {
-                    Ok(()) => last = Some(now),
+                match account_status::record_state(&state.db, id, now.0, now.1, &holder).await {
+                    Ok(()) => (last, touched) = (Some(now), Instant::now()),
                     Err(e) => {
-                        tracing::debug!(account = %served.id, error = %crate::error::redacted(e.as_ref()), "account state not recorded; retrying")
+                        tracing::debug!(account = %id, error = %crate::error::redacted(e.as_ref()), "account state not recorded; retrying")
+                    }
+                }
+            } else if touched.elapsed() >= TOUCH_EVERY
+                && account_status::touch(&state.db, id, &holder).await.is_ok()
+            {
+                touched = Instant::now();
+            }
+            if last.is_some() && counted.is_none_or(|t| t.elapsed() >= count_every) {
+                let began = Instant::now();
+                match account_status::record_counts(&state.db, id).await {
+                    Ok(()) => {
+                        counted = Some(Instant::now());
+                        count_every = COUNT_EVERY.max(began.elapsed() * COUNT_SHARE);
+                    }
+                    Err(e) => {
+                        counted = Some(Instant::now());
+                        tracing::debug!(account = %id, error = %crate::error::redacted(e.as_ref()), "archive not counted; retrying later")
                     }
                 }
             }
             tokio::select! {
-                () = stop.cancelled() => return,
+                () = stop.cancelled() => break,
                 () = tokio::time::sleep(STATUS_EVERY) => {}
             }
         }
+        // Stopped: the time it was last served.
+        let _ = account_status::touch(&state.db, id, &holder).await;
     });
-}
-
-async fn record_status(
-    pool: &Pool,
-    account: &str,
-    state: SyncState,
-    holder: &str,
-) -> anyhow::Result<()> {
-    let db = pool.get().await?;
-    db.execute(
-        "insert into account_status (account_id, state, since, holder, updated_at)
-         values ($1, $2, now(), $3, now())
-         on conflict (account_id) do update
-            set since = case when account_status.state = excluded.state
-                             then account_status.since else now() end,
-                state = excluded.state, holder = excluded.holder, updated_at = now()",
-        &[&account, &state.as_str(), &holder],
-    )
-    .await?;
-    Ok(())
 }

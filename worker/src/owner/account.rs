@@ -14,34 +14,33 @@ use wazap_shared::wire::owner::{AccountActionRequest, AccountView};
 use crate::accounts::{self, NewAccount, RegistryError, Removal};
 use crate::config::ConnectorKind;
 use crate::connector::{AccountAction, ControlError, DynConnector};
+use crate::db::account_status;
 use crate::error::Error;
 
 /// What a worker's own connectors say of the accounts it serves (`None`: not served here).
 pub type Live<'a> = &'a (dyn Fn(&str) -> Option<SyncState> + Sync);
 
-/// Each account's state as recorded by the worker holding its lease, while the lease counts.
-const RECORDED: &str = "select s.account_id, s.state from account_status s
-       join worker_lease l on l.name = 'account:' || s.account_id and l.expires_at > now()";
-
-/// Every account with its state now: from this worker's connector for the accounts it serves,
-/// else as recorded by the worker serving it, else `offline` (no worker serves it).
+/// Every account with its truth now: its state from this worker's connector for the accounts
+/// it serves, else as recorded by the worker serving it, else `offline` (no worker serves it);
+/// since when, its history sync and its archive's counts as recorded ([`account_status`]).
 pub async fn list(db: &Pool, live: Live<'_>) -> Result<AccountList, Error> {
     let client = db.get().await?;
     let all = accounts::list(&client).await.map_err(refusal)?;
-    let recorded: std::collections::HashMap<String, SyncState> = client
-        .query(RECORDED, &[])
-        .await?
-        .iter()
-        .filter_map(|r| Some((r.get(0), SyncState::parse(r.get(1))?)))
-        .collect();
+    let mut recorded = account_status::all(&client).await?;
     Ok(AccountList {
         accounts: all
             .into_iter()
             .map(|a| {
+                let r = recorded.remove(&a.account_id).unwrap_or_default();
                 let state = (live(&a.account_id))
-                    .or_else(|| recorded.get(&a.account_id).copied())
+                    .or(r.state)
                     .unwrap_or(SyncState::Offline);
-                summary(state, a)
+                AccountSummary {
+                    since: r.since,
+                    history: r.history,
+                    archive: r.archive,
+                    ..summary(state, a)
+                }
             })
             .collect(),
     })
@@ -106,6 +105,9 @@ fn summary(state: SyncState, a: accounts::Account) -> AccountSummary {
         removed_at: a.removed_at,
         display_name: a.display_name,
         account_id: a.account_id,
+        since: None,
+        history: None,
+        archive: None,
     }
 }
 

@@ -16,17 +16,6 @@ use crate::state::AppState;
 /// How long the database probe may take; `ping`'s own deadline is 2 s.
 const DB_PROBE: Duration = Duration::from_secs(1);
 
-/// An account in use that no worker serves now: none whose lease counts has recorded it as
-/// served ([`crate::fleet`]).
-const UNSERVED: &str = "select a.account_id from accounts a
-      where a.removed_at is null
-        and not exists (
-            select 1 from account_status s
-              join worker_lease l on l.name = 'account:' || s.account_id
-                                 and l.holder = s.holder and l.expires_at > now()
-             where s.account_id = a.account_id)
-      limit 1";
-
 /// Answer `ping`: not ready while a supervised task is down.
 pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse, Error> {
     if let Some(why) = state.supervisor.not_ready() {
@@ -34,14 +23,9 @@ pub async fn handle(state: &AppState, _req: PingRequest) -> Result<PingResponse,
     }
     let probe = async {
         let client = state.db.get().await.ok()?;
-        let stmt = client.prepare_cached(UNSERVED).await.ok()?;
-        Some(
-            client
-                .query_opt(&stmt, &[])
-                .await
-                .ok()?
-                .map(|r| r.get::<_, String>(0)),
-        )
+        crate::db::account_status::first_unserved(&client)
+            .await
+            .ok()
     };
     let (database, unserved) = match tokio::time::timeout(DB_PROBE, probe).await {
         Ok(Some(unserved)) => (true, unserved),

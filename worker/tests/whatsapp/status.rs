@@ -132,15 +132,30 @@ fn catching_up_while_the_offline_queue_or_history_drains() {
         at(2),
     );
     assert_eq!(s.sync(at(2)), SyncState::Live);
+    assert_eq!(s.history, None, "no history yet");
     s.apply(&history(Some(30)), at(3));
+    s.history_archived(12);
     assert_eq!(s.sync(at(4)), SyncState::CatchingUp);
+    let tally = s.history.expect("a page was counted");
+    assert_eq!(
+        (tally.pages, tally.messages, tally.percent),
+        (1, 12, Some(30))
+    );
     assert_eq!(
         s.sync(at(3 + 121)),
         SyncState::Live,
         "a silent phone does not pin catching_up"
     );
+    s.apply(&history(None), at(5));
     s.apply(&history(Some(100)), at(5));
+    s.history_archived(3);
     assert_eq!(s.sync(at(6)), SyncState::Live);
+    let tally = s.history.expect("pages were counted");
+    assert_eq!(
+        (tally.pages, tally.messages, tally.percent),
+        (3, 15, Some(100)),
+        "a page without a percent keeps the last one"
+    );
 }
 
 #[test]

@@ -434,7 +434,42 @@ function accountPage() {
   }
 }
 
+// Times in the browser's own zone (the server writes UTC).
+function localTimes() {
+  for (const t of $$("time[datetime]")) {
+    const d = new Date(t.getAttribute("datetime"));
+    if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
+  }
+}
+
+// On every page of a session: a banner while an account is not live, since agents reading it
+// may miss what arrives meanwhile. Read from the worker each time the page loads.
+async function accountsBanner() {
+  const banner = $("#accounts-banner");
+  if (!banner) return;
+  const res = await api("GET", "/api/accounts");
+  if (!res.ok || !res.data) return;
+  const down = res.data.accounts.filter((a) => !a.removed_at && a.state !== "live" && a.state !== "demo");
+  if (down.length === 0) return;
+  banner.textContent = "";
+  const intro = document.createElement("strong");
+  intro.textContent = down.length === 1 ? "An account is not live: " : down.length + " accounts are not live: ";
+  banner.append(intro);
+  down.forEach((a, i) => {
+    const link = document.createElement("a");
+    link.href = "/account?account_id=" + encodeURIComponent(a.account_id);
+    const since = a.since ? " since " + new Date(a.since).toLocaleString() : "";
+    link.textContent = a.display_name + " (" + a.account_id + ") is " + a.state.replace("_", " ") + since;
+    if (i > 0) banner.append("; ");
+    banner.append(link);
+  });
+  banner.append(". Agents may miss messages that arrive meanwhile.");
+  banner.hidden = false;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  localTimes();
+  accountsBanner();
   logoutButton();
   loginPage();
   connectionsPage();

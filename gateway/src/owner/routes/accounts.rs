@@ -14,10 +14,12 @@ use wazap_shared::wire::owner::{Empty, OwnerAddAccount, OwnerListAccounts, Owner
 
 use super::{OwnerError, json};
 use crate::owner::OwnerState;
-use crate::owner::html::esc;
+use crate::owner::html::{esc, when};
 
 /// `GET /api/accounts` → `{"accounts": [{"account_id", "display_name", "connector"?, "state",
-/// "phone"?, "created_at", "removed_at"?}]}`, `default` first.
+/// "since"?, "history"?: {"pages", "messages", "percent"?}, "archive"?: {"messages", "chats",
+/// "media", "newest_at"?, "disk_bytes", "counted_at"}, "phone"?, "created_at",
+/// "removed_at"?}]}`, `default` first.
 pub(super) async fn list(
     State(state): State<Arc<OwnerState>>,
     headers: HeaderMap,
@@ -56,8 +58,80 @@ pub(super) async fn remove(
     ))
 }
 
-/// The "Accounts" card: a row per account (id, name, connector, state, number, removed), a
-/// form to add one, and per account the two ways to remove it.
+/// An account's state as the owner reads it: since when, and the history sync while it lasts.
+fn state_cell(a: &AccountSummary) -> String {
+    if a.removed_at.is_some() {
+        return r#"<span class="state removed">removed</span>"#.into();
+    }
+    let mut cell = format!(
+        r#"<span class="state {s}">{s}</span>"#,
+        s = a.state.as_str()
+    );
+    if let Some(since) = &a.since {
+        cell.push_str(&format!(" since {}", when(since)));
+    }
+    if let Some(h) = a.history.filter(|h| h.pages > 0) {
+        let percent = h.percent.map(|p| format!(", {p} %")).unwrap_or_default();
+        cell.push_str(&format!(
+            r#"<br><span class="history">history: {}, {}{percent}</span>"#,
+            count(i64::from(h.pages), "page"),
+            count(h.messages as i64, "message")
+        ));
+    }
+    cell
+}
+
+/// What an account's archive holds, as last counted.
+fn archive_cell(a: &AccountSummary) -> String {
+    let mut cell = String::new();
+    if a.removed_at.is_some() {
+        cell.push_str("archive kept<br>");
+    }
+    let Some(c) = &a.archive else {
+        cell.push_str("not counted yet");
+        return cell;
+    };
+    cell.push_str(&format!(
+        "{}, {}, {} media, ≈ {} on disk",
+        count(c.messages, "message"),
+        count(c.chats, "chat"),
+        c.media,
+        size(c.disk_bytes)
+    ));
+    if let Some(newest) = &c.newest_at {
+        cell.push_str(&format!("<br>newest {}", when(newest)));
+    }
+    cell.push_str(&format!(
+        r#"<br><span class="counted">counted {}</span>"#,
+        when(&c.counted_at)
+    ));
+    cell
+}
+
+/// `n` and `noun`, plural unless one.
+fn count(n: i64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `bytes` in the largest unit that keeps a number ≥ 1.
+fn size(bytes: i64) -> String {
+    let mut n = bytes.max(0) as f64;
+    for unit in ["B", "KB", "MB", "GB"] {
+        if n < 1024.0 {
+            return format!("{n:.0} {unit}");
+        }
+        n /= 1024.0;
+    }
+    format!("{n:.1} TB")
+}
+
+/// The "Accounts" card: a row per account (id, name, connector, state since when with the
+/// history sync, number, what its archive holds), a form to add one, and per account the two
+/// ways to remove it.
 pub(super) fn section(list: &AccountList) -> String {
     let mut rows = String::new();
     for a in &list.accounts {
@@ -87,13 +161,13 @@ pub(super) fn section(list: &AccountList) -> String {
             )
         };
         rows.push_str(&format!(
-            r#"<tr><td><code>{id}</code></td><td>{name}</td><td>{connector}</td><td><span class="state {state}">{state}</span></td><td>{phone}</td><td>{removed}</td><td>{actions}</td></tr>"#,
+            r#"<tr data-account="{id}"><td><code>{id}</code></td><td>{name}</td><td>{connector}</td><td>{state}</td><td>{phone}</td><td>{archive}</td><td>{actions}</td></tr>"#,
             id = esc(&a.account_id),
             name = esc(&a.display_name),
             connector = esc(a.connector.as_deref().unwrap_or("deployment's")),
-            state = if removed { "removed" } else { a.state.as_str() },
+            state = state_cell(a),
             phone = a.phone.as_deref().map(|p| format!("+{}", esc(p))).unwrap_or_default(),
-            removed = if removed { "archive kept" } else { "" },
+            archive = archive_cell(a),
         ));
     }
     format!(
@@ -105,4 +179,18 @@ pub(super) fn section(list: &AccountList) -> String {
 <label for="account-name">Name</label><input id="account-name" name="display_name">
 <button type="submit">Add account</button></form></section>"#
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn sizes_read_in_the_largest_whole_unit() {
+        assert_eq!(size(0), "0 B");
+        assert_eq!(size(1023), "1023 B");
+        assert_eq!(size(5 * 1024 * 1024), "5 MB");
+        assert_eq!(size(3 * 1024 * 1024 * 1024), "3 GB");
+        assert_eq!(size(-1), "0 B");
+    }
 }

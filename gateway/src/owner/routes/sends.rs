@@ -13,7 +13,7 @@ use wazap_shared::wire::owner::{OwnerRecentSends, RefusedSend, SendRow, SendsPag
 
 use super::{OwnerError, page_session};
 use crate::owner::OwnerState;
-use crate::owner::html::{esc, page as frame};
+use crate::owner::html::{esc, page as frame, when};
 
 /// `GET /api/sends?limit=N&connection_id=&chat_id=` → `{"sends": [...], "refused": [...]}`,
 /// newest first.
@@ -62,14 +62,6 @@ fn urlencoding(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-fn when(at: &chrono::DateTime<chrono::Utc>) -> String {
-    format!(
-        r#"<time datetime="{}">{}</time>"#,
-        esc(&at.to_rfc3339()),
-        esc(&at.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-    )
 }
 
 fn sends_table(body: &mut String, sends: &[SendRow]) {

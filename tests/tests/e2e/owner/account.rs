@@ -205,3 +205,151 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     assert_eq!(listed.json["accounts"].as_array().map(Vec::len), Some(1));
     Ok(())
 }
+
+/// `default`'s row of `GET /api/accounts`, once `done` accepts it (within 30 s: the archive is
+/// recounted every 10 s).
+async fn default_row_once(
+    owner: &Owner,
+    gw: &wazap_tests::Gateway,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let listed = owner.get(gw, "/api/accounts").await?;
+        let row = listed.json["accounts"][0].clone();
+        if done(&row) {
+            return Ok(row);
+        }
+        anyhow::ensure!(std::time::Instant::now() < deadline, "never: {row}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// #27 item 5: each account's truth on the dashboard — its state and since when, the history
+/// sync it is receiving (pages, messages, the phone's percent), what its archive holds (counted
+/// per account: another account's messages are not in it), and a banner on every page while an
+/// account is not live.
+#[tokio::test]
+async fn each_account_shows_its_state_since_when_history_and_archive() -> anyhow::Result<()> {
+    use wazap_shared::subjects::sim_op;
+    use wazap_shared::wire::SyncState;
+    use wazap_shared::wire::sim::{HistorySync, SetState};
+    use wazap_tests::fixtures::{minutes_ago, person, photo, text};
+
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let gw = stack.gateway(&[]).await?;
+    let owner = Owner::login(&stack, &gw).await?;
+    let live = default_row_once(&owner, &gw, |r| r["since"].is_string()).await?;
+    assert_eq!(live["state"], "live");
+
+    // The phone starts sending history: 40 % of it, three messages in two chats, a photo.
+    let (a, b) = (person("972500000001"), person("972500000002"));
+    let newest = minutes_ago(1);
+    let messages = vec![
+        text(&a, "h1", minutes_ago(30), "hello"),
+        photo(&a, "h2", minutes_ago(20), "the view"),
+        text(&b, "h3", newest, "see you"),
+    ];
+    stack
+        .sim(
+            sim_op::SET_STATE,
+            &SetState {
+                state: SyncState::CatchingUp,
+            },
+        )
+        .await?;
+    let ack = stack
+        .sim(
+            sim_op::HISTORY_SYNC,
+            &HistorySync {
+                messages,
+                progress: Some(40),
+            },
+        )
+        .await?;
+    assert_eq!(ack.stored, 3);
+    // A second account, served and counted on its own.
+    let added = owner
+        .post(
+            &gw,
+            "/api/accounts",
+            json!({"account_id": "work", "connector": "sim"}),
+        )
+        .await?;
+    assert_eq!(added.status, 200, "{}", added.text);
+
+    let row = default_row_once(&owner, &gw, |r| {
+        r["state"] == "catching_up" && r["archive"]["messages"] == 3
+    })
+    .await?;
+    assert_eq!(
+        row["history"],
+        json!({"pages": 1, "messages": 3, "percent": 40})
+    );
+    let archive = &row["archive"];
+    assert_eq!(
+        (archive["chats"].as_i64(), archive["media"].as_i64()),
+        (Some(2), Some(1))
+    );
+    let newest_at: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(archive["newest_at"].clone())?;
+    assert_eq!(newest_at.timestamp(), newest.timestamp());
+    assert!(archive["disk_bytes"].as_i64().unwrap_or(0) > 0, "{archive}");
+    let since: chrono::DateTime<chrono::Utc> = serde_json::from_value(row["since"].clone())?;
+    let before: chrono::DateTime<chrono::Utc> = serde_json::from_value(live["since"].clone())?;
+    assert!(
+        since > before,
+        "catching up since {since}, live since {before}"
+    );
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let work = loop {
+        let listed = owner.get(&gw, "/api/accounts").await?;
+        let work = (listed.json["accounts"].as_array())
+            .and_then(|a| a.iter().find(|a| a["account_id"] == "work"))
+            .cloned()
+            .unwrap_or_default();
+        if work["archive"].is_object() {
+            break work;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "work never counted: {work}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(work["archive"]["messages"], 0, "{work}");
+    assert!(work["history"].is_null(), "{work}");
+
+    // The card says it in words; every page of the session carries the banner's place.
+    let page = owner.get(&gw, "/account").await?;
+    for want in [
+        "catching_up</span> since <time",
+        "history: 1 page, 3 messages, 40 %",
+        "3 messages, 2 chats, 1 media",
+    ] {
+        assert!(page.text.contains(want), "{want} not on the account page");
+    }
+    for path in ["/account", "/connections", "/policy", "/sends"] {
+        let page = owner.get(&gw, path).await?;
+        assert!(page.text.contains(r#"id="accounts-banner""#), "{path}");
+    }
+
+    // Offline: the state and its time move.
+    stack
+        .sim(
+            sim_op::SET_STATE,
+            &SetState {
+                state: SyncState::Offline,
+            },
+        )
+        .await?;
+    let catching_up = row["since"].clone();
+    let row = default_row_once(&owner, &gw, |r| {
+        r["state"] == "offline" && r["since"] != catching_up
+    })
+    .await?;
+    let offline: chrono::DateTime<chrono::Utc> = serde_json::from_value(row["since"].clone())?;
+    assert!(offline > since, "offline since {offline}");
+    Ok(())
+}

@@ -4,7 +4,7 @@
 //! chats by search and check boxes, meets "changed elsewhere — reopen" in a second tab, sees
 //! an agent's send and refused attempt on the sends page (by chat name, no body), gives a
 //! second connection a read scope of two accounts by picking a chat of each by name (saved,
-//! reloaded, still picked), and revokes; this test checks its exit code, what it printed, and
+//! reloaded, still picked), sees the banner an offline account puts on every page, and revokes; this test checks its exit code, what it printed, and
 //! the database. Screenshots of each page go to `target/browser-artifacts/`.
 //!
 //! Needs `chromium` (apt) and `npm ci` in `tests/browser` (both done by `.ci/run`); without
@@ -54,6 +54,16 @@ async fn the_dashboard_works_in_headless_chromium() -> anyhow::Result<()> {
         chat(&stack, 100 + i, &format!("Filler {i}")).await?;
     }
     let work = work_account(&mut stack, &gw, &owner, &["Work Lead", "Work Wendy"]).await?;
+    // The work phone is offline: every page carries a banner saying so.
+    stack
+        .sim_of(
+            "work",
+            wazap_shared::subjects::sim_op::SET_STATE,
+            &wazap_shared::wire::sim::SetState {
+                state: wazap_shared::wire::SyncState::Offline,
+            },
+        )
+        .await?;
     // An agent that may send to "Alpha One" only: one send, one refused attempt.
     let (_, sender) = stack
         .sending_connection(SendMode::Selected, vec![wanted[0].clone()])
@@ -102,6 +112,16 @@ async fn the_dashboard_works_in_headless_chromium() -> anyhow::Result<()> {
     );
     assert_eq!(value("REVOKED_READ"), "unauthenticated");
     assert_eq!(value("RESULT"), "ok");
+    let banner = value("BANNER");
+    assert!(
+        banner.contains("(work) is offline since") && !banner.contains("(default)"),
+        "{banner}"
+    );
+    let work_row = value("WORK_ROW");
+    assert!(
+        work_row.contains("offline since") && work_row.contains("messages"),
+        "{work_row}"
+    );
     let sent = value("SENT_ROW");
     assert!(
         sent.contains("Alpha One") && sent.contains("accepted"),

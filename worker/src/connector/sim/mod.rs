@@ -9,7 +9,7 @@
 //! | op | body | effect, ack |
 //! | --- | --- | --- |
 //! | `inject_message` | `{"message": SimMessage}` | live path; `ids: [message_id]` (also for a duplicate; for an edit or delete, the target's), `stored` 1 when new or applied; nothing for an excluded chat |
-//! | `history_sync` | `{"messages": [SimMessage]}` | batch path; `stored` = newly stored, `ids[i]` = id of input i (`""` when excluded by policy) |
+//! | `history_sync` | `{"messages": [SimMessage], "progress"?: 0–100}` | batch path, counted as one history page (the dashboard's progress); `stored` = newly stored, `ids[i]` = id of input i (`""` when excluded by policy) |
 //! | `history_page` | `{"chat": jid, "messages": [SimMessage]}` | queued until `read_messages` asks the phone for older history of that chat; then stored through the batch path |
 //! | `inject_story` | `InjectStory` | a status story; `ids: [story message_id]` |
 //! | `upsert_contact` | `{"jid", "lid"?, "name"}` | contact; with `lid` both forms are one chat; `ids: [chat_id]` |
@@ -41,6 +41,7 @@ use wazap_shared::RpcError;
 use wazap_shared::bus::{Reply, decode_request as decode, encode_reply};
 use wazap_shared::subjects::{Subjects, sim_op};
 use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::HistoryProgress;
 use wazap_shared::wire::sim::{
     ArmSendFault, HistoryPage, HistorySync, InjectMessage, InjectStory, SetAccount, SetState,
     SimAck, UpsertContact, UpsertGroup,
@@ -64,6 +65,8 @@ pub struct SimConnector {
     archive: Archive,
     pool: Pool,
     states: Mutex<HashMap<String, SyncState>>,
+    /// History sync received per account (`history_sync` ops).
+    history: Mutex<HashMap<String, HistoryProgress>>,
     /// Fake pairing codes per account, after `PairWithCode` (owner dashboard).
     pairing_codes: Mutex<HashMap<String, String>>,
     pages: Mutex<Vec<Page>>,
@@ -84,6 +87,14 @@ impl Connector for SimConnector {
             .get(account_id)
             .copied()
             .unwrap_or(SyncState::Live)
+    }
+
+    fn history(&self, account_id: &str) -> Option<HistoryProgress> {
+        self.history
+            .lock()
+            .expect("sim history lock")
+            .get(account_id)
+            .copied()
     }
 
     fn can_send(&self) -> bool {
@@ -185,6 +196,7 @@ impl SimConnector {
             archive,
             pool,
             states: Mutex::new(HashMap::new()),
+            history: Mutex::new(HashMap::new()),
             pairing_codes: Mutex::new(HashMap::new()),
             pages: Mutex::new(Vec::new()),
         })
@@ -295,7 +307,13 @@ impl SimConnector {
                     .ingest_batch_outcomes(account, inbound)
                     .await
                     .map_err(internal)?;
-                Ok(ack_many(&outcomes))
+                let ack = ack_many(&outcomes);
+                let mut history = self.history.lock().expect("sim history lock");
+                let h = history.entry(account.to_owned()).or_default();
+                h.pages += 1;
+                h.messages += u64::from(ack.stored);
+                h.percent = req.progress.map(|p| p.min(100)).or(h.percent);
+                Ok(ack)
             }
             sim_op::HISTORY_PAGE => {
                 let req: HistoryPage = decode(body)?;

@@ -122,7 +122,8 @@ async fn work(shared: &Shared, event: Arc<Event>) -> anyhow::Result<()> {
     let (archive, account) = (&shared.archive, shared.account.as_str());
     match &*event {
         Event::HistorySync(_) => {
-            history::ingest(archive, account, &shared.pending, event.clone()).await?;
+            let stored = history::ingest(archive, account, &shared.pending, event.clone()).await?;
+            shared.status().history_archived(stored);
         }
         Event::Messages(batch) => {
             // Newsletters and recovered messages bypass the durability hook.

@@ -36,6 +36,7 @@ use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::HistoryProgress;
 
 use self::network::Connect as _;
 use self::session::Control;
@@ -170,6 +171,10 @@ impl Connector for WhatsappConnector {
             return SyncState::CatchingUp;
         }
         state
+    }
+
+    fn history(&self, _account_id: &str) -> Option<HistoryProgress> {
+        self.shared.status().history
     }
 
     fn can_send(&self) -> bool {

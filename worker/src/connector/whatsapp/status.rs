@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use wazap_shared::wire::SyncState;
+use wazap_shared::wire::accounts::HistoryProgress;
 use whatsapp_rust::types::events::Event;
 
 use crate::connector::PairingInfo;
@@ -49,6 +50,8 @@ pub struct Status {
     offline_drain: bool,
     /// When the last history chunk below 100 % arrived.
     history_until: Option<DateTime<Utc>>,
+    /// History received since this device was linked (or the worker started).
+    pub history: Option<HistoryProgress>,
 }
 
 impl Default for Status {
@@ -59,6 +62,7 @@ impl Default for Status {
             pairing: PairingInfo::default(),
             offline_drain: false,
             history_until: None,
+            history: None,
         }
     }
 }
@@ -101,6 +105,12 @@ impl Status {
             self.phase,
             Phase::LoggedOut | Phase::Replaced | Phase::Refused
         )
+    }
+
+    /// `n` messages of a history page were newly archived (after [`Status::apply`] counted
+    /// the page).
+    pub fn history_archived(&mut self, n: u32) {
+        self.history.get_or_insert_default().messages += u64::from(n);
     }
 
     /// Fold one event in.
@@ -188,6 +198,11 @@ impl Status {
             Event::OfflineSyncPreview(p) => self.offline_drain = p.total > 0,
             Event::OfflineSyncCompleted(_) => self.offline_drain = false,
             Event::HistorySync(h) => {
+                let tally = self.history.get_or_insert_default();
+                tally.pages += 1;
+                if let Some(p) = h.progress() {
+                    tally.percent = Some(u8::try_from(p.min(100)).unwrap_or(100));
+                }
                 let done = h.progress().is_some_and(|p| p >= 100);
                 self.history_until = if done {
                     None
