@@ -3,6 +3,9 @@
 //! each; reads, waits and sends work in every account; a worker SIGKILLed in the middle of it
 //! hands its accounts to the other two within 10 s, after which every account is served again,
 //! each cursor loop goes on missing and repeating nothing, and no send is transmitted twice.
+//! The same runs on one nats-server and on a three-node NATS cluster, where a node some worker
+//! is connected to is SIGKILLed too, after the worker: calls a node's death cuts off are
+//! retried as a client would (the same cursor, the same `request_id`).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -15,7 +18,9 @@ use wazap_shared::wire::read::{ReadMessages, ReadMessagesRequest};
 use wazap_shared::wire::send::SendState;
 use wazap_shared::wire::sim::{InjectMessage, UpsertContact};
 use wazap_shared::wire::wait::{WaitForMessages, WaitForMessagesRequest};
+use wazap_shared::{ErrorCode, RpcError};
 use wazap_tests::Stack;
+use wazap_tests::fault::NatsCluster;
 use wazap_tests::fixtures::{minutes_ago, person, text};
 use wazap_worker::accounts::{self, NewAccount};
 use wazap_worker::config::ConnectorKind;
@@ -103,6 +108,29 @@ struct Account {
     seen: Vec<String>,
 }
 
+/// `call` again while it fails as a worker or NATS node going away makes calls fail, for 30 s.
+async fn retried<T, F, Fut>(what: &str, mut call: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, RpcError>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match call().await {
+            Ok(answer) => return Ok(answer),
+            Err(e)
+                if matches!(
+                    e.code,
+                    ErrorCode::WorkerUnavailable | ErrorCode::Busy | ErrorCode::DeadlineExceeded
+                ) && Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => anyhow::bail!("{what}: {e:?}"),
+        }
+    }
+}
+
 /// `account`'s contact (its chat id names the account).
 async fn contact(stack: &Stack, account: &str) -> anyhow::Result<String> {
     let ack = stack
@@ -126,9 +154,11 @@ async fn contact(stack: &Stack, account: &str) -> anyhow::Result<String> {
 /// A message from the contact into `account`; its id.
 async fn inject(stack: &Stack, account: &str, tag: &str) -> anyhow::Result<String> {
     let message = text(&person("972504440001"), tag, minutes_ago(1), "on the way");
-    let ack = stack
-        .sim_of(account, sim_op::INJECT_MESSAGE, &InjectMessage { message })
-        .await?;
+    let inject = InjectMessage { message };
+    let ack = retried(tag, || {
+        stack.sim_of(account, sim_op::INJECT_MESSAGE, &inject)
+    })
+    .await?;
     Ok(ack.ids.into_iter().next().expect("a message id"))
 }
 
@@ -182,7 +212,18 @@ async fn catch_up(stack: &Stack, grant: &VerifiedGrant, a: &mut Account) -> anyh
 #[tokio::test]
 async fn six_accounts_spread_over_three_workers_and_a_killed_one_hands_its_own_over()
 -> anyhow::Result<()> {
-    let stack = Stack::start(ConnectorKind::Sim).await?;
+    fleet(Stack::start(ConnectorKind::Sim).await?, None).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_on_a_three_node_nats_cluster_with_a_node_killed_too() -> anyhow::Result<()> {
+    let cluster = NatsCluster::start().await?;
+    let stack = Stack::start_on_nats(&cluster.urls(), ConnectorKind::Sim).await?;
+    fleet(stack, Some(cluster)).await
+}
+
+/// The run, on `cluster` when given (else on the stack's one nats-server).
+async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result<()> {
     {
         let db = stack.pool.get().await?;
         for id in &ACCOUNTS[1..] {
@@ -258,6 +299,21 @@ async fn six_accounts_spread_over_three_workers_and_a_killed_one_hands_its_own_o
     println!("accounts of a killed worker served again after {took:?}");
     assert!(took <= Duration::from_secs(10), "takeover took {took:?}");
 
+    // On the cluster, a node a worker is connected to dies too: its clients move to the others.
+    if let Some(cluster) = cluster.as_mut() {
+        let on = cluster.nodes_of("wazap-worker").await?;
+        let victim = *on.first().expect("the workers are connected");
+        println!(
+            "killing NATS node {} (workers on {on:?})",
+            cluster.name(victim)
+        );
+        cluster.kill(victim).await?;
+        for a in loops.iter_mut() {
+            a.injected
+                .push(inject(&stack, a.id, &format!("{}-node", a.id)).await?);
+        }
+    }
+
     // Every account works again; each loop goes on from its cursor; sends retried with their
     // keys are answered from the journal.
     for a in loops.iter_mut() {
@@ -266,9 +322,11 @@ async fn six_accounts_spread_over_three_workers_and_a_killed_one_hands_its_own_o
         catch_up(&stack, &grant, a).await?;
         let unique: HashSet<_> = a.seen.iter().collect();
         assert_eq!(unique.len(), a.seen.len(), "{}: a message came twice", a.id);
-        let again = send_text(&stack, &grant, &a.chat, &format!("{}-before", a.id), "hi").await?;
+        let key = format!("{}-before", a.id);
+        let again = retried(&key, || send_text(&stack, &grant, &a.chat, &key, "hi")).await?;
         assert!(again.duplicate, "{}: a retried key sent again", a.id);
-        let after = send_text(&stack, &grant, &a.chat, &format!("{}-after", a.id), "hi").await?;
+        let key = format!("{}-after", a.id);
+        let after = retried(&key, || send_text(&stack, &grant, &a.chat, &key, "hi")).await?;
         assert_eq!(after.state, SendState::Accepted, "{}", a.id);
     }
     // The sims write their transmission logs behind the sends: wait for the rows.
