@@ -12,8 +12,9 @@ pub(crate) const USAGE: &str =
   --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
   --only LIST    run only these phases after the ingest, comma-separated from
                  reads, search, wait, send (default: all), faults (only when named:
-                 takeover, Postgres restart, gateway rolling restart); `ingest` alone: only
-                 the ingest
+                 takeover, Postgres restart, gateway rolling restart), accounts (only when
+                 named: ingest into several accounts, routing by account, a worker of three
+                 killed); `ingest` alone: only the ingest
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -30,7 +31,11 @@ pub(crate) struct Args {
 }
 
 /// The phases `--only` may name.
-const PHASES: [&str; 6] = ["ingest", "reads", "search", "wait", "send", "faults"];
+const PHASES: [&str; 7] = [
+    "ingest", "reads", "search", "wait", "send", "faults", "accounts",
+];
+/// The phases that run only when named, each on an archive of its own.
+const NAMED_ONLY: [&str; 2] = ["faults", "accounts"];
 
 impl Args {
     /// Parse `argv` (without the program name).
@@ -75,13 +80,14 @@ impl Args {
         Ok(a)
     }
 
-    /// Whether `phase` runs (`faults` only when named).
+    /// Whether `phase` runs (`faults` and `accounts` only when named).
     pub(crate) fn runs(&self, phase: &str) -> bool {
-        (self.only.is_empty() && phase != "faults") || self.only.iter().any(|p| p == phase)
+        (self.only.is_empty() && !NAMED_ONLY.contains(&phase))
+            || self.only.iter().any(|p| p == phase)
     }
 
-    /// Whether only the `faults` phase was asked for (it needs no archive of its own).
-    pub(crate) fn only_faults(&self) -> bool {
-        self.only.iter().all(|p| p == "faults") && !self.only.is_empty()
+    /// Whether only phases that make their own archives were asked for (no shared one needed).
+    pub(crate) fn only_named(&self) -> bool {
+        !self.only.is_empty() && self.only.iter().all(|p| NAMED_ONLY.contains(&p.as_str()))
     }
 }

@@ -11,13 +11,13 @@ use crate::ingest::IngestFigures;
 /// Latency figures of one measured call.
 #[derive(Debug, Clone)]
 pub(crate) struct Latency {
-    name: String,
-    calls: usize,
-    p50_ms: f64,
-    p99_ms: f64,
-    max_ms: f64,
-    per_sec: f64,
-    budget: &'static str,
+    pub(crate) name: String,
+    pub(crate) calls: usize,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) max_ms: f64,
+    pub(crate) per_sec: f64,
+    pub(crate) budget: &'static str,
 }
 
 /// Everything measured in one run.

@@ -18,6 +18,7 @@ mod resend;
 mod sending;
 mod session;
 mod stalled_archive;
+mod two_accounts;
 
 use std::time::{Duration, Instant};
 
