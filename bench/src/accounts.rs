@@ -73,36 +73,26 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<AccountFigures> {
         busy.insert(account, busy_chat(&stack, account).await?);
     }
     let read = |account: &str| json!({"chat_id": busy[account], "limit": 50});
-    let l = measure_with(
-        &url,
-        &reader,
-        "read_messages",
-        &read("default"),
-        args.requests,
-        Client::Raw,
-    )
-    .await?;
-    let read_default = [l.p50_ms, l.p99_ms];
-    let l = measure_with(
-        &url,
-        &reader,
-        "read_messages",
-        &read(OTHERS[0]),
-        args.requests,
-        Client::Raw,
-    )
-    .await?;
-    let read_other = [l.p50_ms, l.p99_ms];
-    let l = measure_with(
-        &url,
-        &token,
-        "read_messages",
-        &read("default"),
-        args.requests,
-        Client::Raw,
-    )
-    .await?;
-    let read_sender = [l.p50_ms, l.p99_ms];
+    let mut p50_p99 = Vec::new();
+    for (as_who, account) in [
+        (&reader, "default"),
+        (&reader, OTHERS[0]),
+        (&token, "default"),
+    ] {
+        let l = measure_with(
+            &url,
+            as_who,
+            "read_messages",
+            &read(account),
+            args.requests,
+            Client::Raw,
+        )
+        .await?;
+        p50_p99.push([l.p50_ms, l.p99_ms]);
+    }
+    let [read_default, read_other, read_sender] = p50_p99[..] else {
+        unreachable!("three cases")
+    };
 
     let (mut served_ms, mut first_read_ms, mut first_send_ms) =
         (Vec::new(), Vec::new(), Vec::new());
@@ -276,26 +266,11 @@ fn holder_pid(holder: &str) -> Option<&str> {
     holder.split(':').nth(1)
 }
 
-/// Each account's live lease holder.
-async fn holders(stack: &Stack) -> anyhow::Result<HashMap<String, String>> {
-    let rows = stack
-        .pool
-        .get()
-        .await?
-        .query(
-            "select substr(name, 9), holder from worker_lease
-              where name like 'account:%' and expires_at > now()",
-            &[],
-        )
-        .await?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-}
-
 /// Until every account is held by a worker other than process `dead` and `ping` is ready.
 async fn wait_served(stack: &Stack, dead: Option<&str>, within: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + within;
     loop {
-        let held = holders(stack).await?;
+        let held = stack.account_holders().await?;
         let alive = held.len() == 1 + OTHERS.len()
             && held
                 .values()
@@ -338,7 +313,7 @@ async fn wait_spread(stack: &Stack, within: Duration) -> anyhow::Result<HashMap<
             // A moment for a worker above its share to hand an account over.
             tokio::time::sleep(Duration::from_secs(3)).await;
             wait_served(stack, None, within).await?;
-            return holders(stack).await;
+            return stack.account_holders().await;
         }
         anyhow::ensure!(Instant::now() < deadline, "three workers never present");
         tokio::time::sleep(Duration::from_millis(100)).await;

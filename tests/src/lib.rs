@@ -296,6 +296,23 @@ impl Stack {
         Ok(())
     }
 
+    /// Each account's lease holder (`<host>:<pid>:<random>`), for the leases that still count.
+    pub async fn account_holders(
+        &self,
+    ) -> anyhow::Result<std::collections::HashMap<String, String>> {
+        let rows = self
+            .pool
+            .get()
+            .await?
+            .query(
+                "select substr(name, 9), holder from worker_lease
+                  where name like 'account:%' and expires_at > now()",
+                &[],
+            )
+            .await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
     /// Call an RPC op directly (no grant), e.g. `ping`.
     pub async fn rpc<R: Rpc>(&self, req: &R::Request) -> Result<R::Response, RpcError> {
         bus::call::<R>(

@@ -30,21 +30,6 @@ use crate::send::{connection_with_token, send_text};
 
 const ACCOUNTS: [&str; 6] = ["default", "a1", "a2", "a3", "a4", "a5"];
 
-/// Who holds each account's lease now (leases that still count).
-async fn holders(stack: &Stack) -> anyhow::Result<HashMap<String, String>> {
-    let rows = stack
-        .pool
-        .get()
-        .await?
-        .query(
-            "select substr(name, 9), holder from worker_lease
-              where name like 'account:%' and expires_at > now()",
-            &[],
-        )
-        .await?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-}
-
 /// Until every account is served (ping answers: each has recorded its holder) by `workers`
 /// workers holding the same number each; who holds what.
 async fn spread(
@@ -54,7 +39,7 @@ async fn spread(
 ) -> anyhow::Result<HashMap<String, String>> {
     let deadline = Instant::now() + within;
     loop {
-        let held = holders(stack).await?;
+        let held = stack.account_holders().await?;
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for h in held.values() {
             *counts.entry(h).or_default() += 1;
@@ -83,7 +68,7 @@ async fn spread(
 async fn served_without(stack: &Stack, dead: &str, within: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + within;
     loop {
-        let held = holders(stack).await?;
+        let held = stack.account_holders().await?;
         let alive = held.len() == ACCOUNTS.len()
             && held.values().all(|h| h.split(':').nth(1) != Some(dead));
         if alive

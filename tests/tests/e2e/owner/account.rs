@@ -83,22 +83,7 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     assert_eq!(added.json["connector"], "sim");
     assert_eq!(added.json["state"], "offline", "no worker serves it yet");
     // A worker takes it within a poll or two, and its connector (the sim) is live.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let listed = owner.get(&gw, "/api/accounts").await?;
-        let work = (listed.json["accounts"].as_array())
-            .and_then(|a| a.iter().find(|a| a["account_id"] == "work"))
-            .cloned()
-            .unwrap_or_default();
-        if work["state"] == "live" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no worker took the new account: {work}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    account_row_once(&owner, &gw, "work", |w| w["state"] == "live").await?;
     // It is linked and controlled from the dashboard like the default one: unlinked, it shows
     // its own QR code and pairing code, and the default account is untouched.
     let unlinked = owner
@@ -206,17 +191,21 @@ async fn the_owner_adds_lists_and_removes_accounts() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `default`'s row of `GET /api/accounts`, once `done` accepts it (within 30 s: the archive is
+/// `account`'s row of `GET /api/accounts`, once `done` accepts it (within 30 s: the archive is
 /// recounted every 10 s).
-async fn default_row_once(
+async fn account_row_once(
     owner: &Owner,
     gw: &wazap_tests::Gateway,
+    account: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> anyhow::Result<serde_json::Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let listed = owner.get(gw, "/api/accounts").await?;
-        let row = listed.json["accounts"][0].clone();
+        let row = (listed.json["accounts"].as_array())
+            .and_then(|all| all.iter().find(|a| a["account_id"] == account))
+            .cloned()
+            .unwrap_or_default();
         if done(&row) {
             return Ok(row);
         }
@@ -239,7 +228,7 @@ async fn each_account_shows_its_state_since_when_history_and_archive() -> anyhow
     let stack = Stack::start(ConnectorKind::Sim).await?;
     let gw = stack.gateway(&[]).await?;
     let owner = Owner::login(&stack, &gw).await?;
-    let live = default_row_once(&owner, &gw, |r| r["since"].is_string()).await?;
+    let live = account_row_once(&owner, &gw, "default", |r| r["since"].is_string()).await?;
     assert_eq!(live["state"], "live");
 
     // The phone starts sending history: 40 % of it, three messages in two chats, a photo.
@@ -278,7 +267,7 @@ async fn each_account_shows_its_state_since_when_history_and_archive() -> anyhow
         .await?;
     assert_eq!(added.status, 200, "{}", added.text);
 
-    let row = default_row_once(&owner, &gw, |r| {
+    let row = account_row_once(&owner, &gw, "default", |r| {
         r["state"] == "catching_up" && r["archive"]["messages"] == 3
     })
     .await?;
@@ -302,22 +291,7 @@ async fn each_account_shows_its_state_since_when_history_and_archive() -> anyhow
         "catching up since {since}, live since {before}"
     );
 
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let work = loop {
-        let listed = owner.get(&gw, "/api/accounts").await?;
-        let work = (listed.json["accounts"].as_array())
-            .and_then(|a| a.iter().find(|a| a["account_id"] == "work"))
-            .cloned()
-            .unwrap_or_default();
-        if work["archive"].is_object() {
-            break work;
-        }
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "work never counted: {work}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    };
+    let work = account_row_once(&owner, &gw, "work", |w| w["archive"].is_object()).await?;
     assert_eq!(work["archive"]["messages"], 0, "{work}");
     assert!(work["history"].is_null(), "{work}");
 
@@ -345,7 +319,7 @@ async fn each_account_shows_its_state_since_when_history_and_archive() -> anyhow
         )
         .await?;
     let catching_up = row["since"].clone();
-    let row = default_row_once(&owner, &gw, |r| {
+    let row = account_row_once(&owner, &gw, "default", |r| {
         r["state"] == "offline" && r["since"] != catching_up
     })
     .await?;
