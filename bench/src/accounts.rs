@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wazap_shared::grant::ConnectionKind;
 use wazap_shared::wire::grants::{ReadScope, SendMode};
-use wazap_tests::{Stack, TestDb};
+use wazap_tests::{Stack, TestDb, holder_pid};
 use wazap_worker::accounts::{self, NewAccount};
 use wazap_worker::archive::Archive;
 use wazap_worker::config::ConnectorKind;
@@ -33,6 +33,8 @@ use crate::latency::{Client, measure_with};
 
 /// The accounts besides `default` (they ingest at once).
 const OTHERS: [&str; 3] = ["a1", "a2", "a3"];
+/// Every account of the phase.
+const ACCOUNTS: usize = 1 + OTHERS.len();
 /// Messages per ingest call.
 const SLAB: usize = 20_000;
 
@@ -55,7 +57,9 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<AccountFigures> {
     let per_account = (args.messages / 4).max(args.chats);
     let (alone_per_sec, three_per_sec) = fill(&db.url, per_account, args.chats).await?;
     let stack = Stack::on(db, ConnectorKind::Sim).await?;
-    wait_served(&stack, None, Duration::from_secs(60)).await?;
+    stack
+        .served_without(ACCOUNTS, None, Duration::from_secs(60))
+        .await?;
     let gw = stack.gateway(&[("WAZAP_MCP_MAX_CONCURRENCY", "2")]).await?;
     // Reads with a read-only connection, as the `reads` phase measures them; sends with one
     // that may send anywhere.
@@ -137,7 +141,9 @@ pub(crate) async fn run(args: &Args) -> anyhow::Result<AccountFigures> {
                 .await
             })
         };
-        wait_served(&stack, Some(&pid), Duration::from_secs(30)).await?;
+        stack
+            .served_without(ACCOUNTS, Some(&pid), Duration::from_secs(30))
+            .await?;
         served_ms.push(killed.elapsed().as_secs_f64() * 1e3);
         first_read_ms.push((reader.await?? - killed).as_secs_f64() * 1e3);
         first_send_ms.push((sender.await?? - killed).as_secs_f64() * 1e3);
@@ -261,36 +267,6 @@ fn spawn(stack: &Stack) -> anyhow::Result<tokio::process::Child> {
         .spawn()?)
 }
 
-/// The process id in a lease holder's name (`<host>:<pid>:<random>`).
-fn holder_pid(holder: &str) -> Option<&str> {
-    holder.split(':').nth(1)
-}
-
-/// Until every account is held by a worker other than process `dead` and `ping` is ready.
-async fn wait_served(stack: &Stack, dead: Option<&str>, within: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + within;
-    loop {
-        let held = stack.account_holders().await?;
-        let alive = held.len() == 1 + OTHERS.len()
-            && held
-                .values()
-                .all(|h| dead.is_none() || holder_pid(h) != dead);
-        if alive
-            && stack
-                .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
-                .await
-                .is_ok()
-        {
-            return Ok(());
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the accounts were not served in {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Until every account is served and both worker processes have announced themselves (their
 /// presence, refreshed every second), so a dead worker's accounts may go to either of the others;
 /// who holds what. (Four accounts over three workers may settle 2/2/0: each holds at most its
@@ -298,7 +274,7 @@ async fn wait_served(stack: &Stack, dead: Option<&str>, within: Duration) -> any
 async fn wait_spread(stack: &Stack, within: Duration) -> anyhow::Result<HashMap<String, String>> {
     let deadline = Instant::now() + within;
     loop {
-        wait_served(stack, None, within).await?;
+        stack.served_without(ACCOUNTS, None, within).await?;
         let present: i64 = stack
             .pool
             .get()
@@ -312,7 +288,7 @@ async fn wait_spread(stack: &Stack, within: Duration) -> anyhow::Result<HashMap<
         if present >= 3 {
             // A moment for a worker above its share to hand an account over.
             tokio::time::sleep(Duration::from_secs(3)).await;
-            wait_served(stack, None, within).await?;
+            stack.served_without(ACCOUNTS, None, within).await?;
             return stack.account_holders().await;
         }
         anyhow::ensure!(Instant::now() < deadline, "three workers never present");

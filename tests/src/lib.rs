@@ -29,6 +29,11 @@ use wazap_shared::{ErrorCode, RpcError};
 use wazap_worker::config::ConnectorKind;
 
 pub use authenticated::NatsUsers;
+
+/// The process id in a lease holder's name (`<host>:<pid>:<random>`).
+pub fn holder_pid(holder: &str) -> Option<&str> {
+    holder.split(':').nth(1)
+}
 pub use db::TestDb;
 pub use gateway::{Gateway, post_raw, tools_call_body};
 pub use mcp::{Mcp, ToolOutcome};
@@ -311,6 +316,37 @@ impl Stack {
             )
             .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Until `accounts` accounts are held, none by process `dead` (when given), and `ping` is
+    /// ready (each holder has recorded its account served), at most `within`.
+    pub async fn served_without(
+        &self,
+        accounts: usize,
+        dead: Option<&str>,
+        within: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let held = self.account_holders().await?;
+            let alive = held.len() == accounts
+                && held
+                    .values()
+                    .all(|h| dead.is_none() || holder_pid(h) != dead);
+            if alive
+                && self
+                    .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
+                    .await
+                    .is_ok()
+            {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "the accounts were not served in {within:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Call an RPC op directly (no grant), e.g. `ping`.

@@ -14,7 +14,7 @@ use wazap_shared::wire::owner::{AccountActionRequest, AccountView};
 use crate::accounts::{self, NewAccount, RegistryError, Removal};
 use crate::config::ConnectorKind;
 use crate::connector::{AccountAction, ControlError, DynConnector};
-use crate::db::account_status;
+use crate::db::account_status::{self, Recorded};
 use crate::error::Error;
 
 /// What a worker's own connectors say of the accounts it serves (`None`: not served here).
@@ -35,12 +35,7 @@ pub async fn list(db: &Pool, live: Live<'_>) -> Result<AccountList, Error> {
                 let state = (live(&a.account_id))
                     .or(r.state)
                     .unwrap_or(SyncState::Offline);
-                AccountSummary {
-                    since: r.since,
-                    history: r.history,
-                    archive: r.archive,
-                    ..summary(state, a)
-                }
+                summary(state, r, a)
             })
             .collect(),
     })
@@ -67,7 +62,7 @@ pub async fn add(db: &Pool, req: AddAccountRequest) -> Result<AccountSummary, Er
     .await
     .map_err(refusal)?;
     tracing::info!(account.id = %added.account_id, "account added");
-    Ok(summary(SyncState::Offline, added))
+    Ok(summary(SyncState::Offline, Recorded::default(), added))
 }
 
 /// Remove `req`'s account, keeping or deleting its archive.
@@ -95,8 +90,8 @@ pub async fn remove(db: &Pool, req: RemoveAccountRequest) -> Result<RemovedAccou
     })
 }
 
-/// An account as the owner sees it, in `state`.
-fn summary(state: SyncState, a: accounts::Account) -> AccountSummary {
+/// An account as the owner sees it, in `state`, with what is recorded of it.
+fn summary(state: SyncState, r: Recorded, a: accounts::Account) -> AccountSummary {
     AccountSummary {
         state,
         connector: a.connector.map(|k| k.as_str().to_owned()),
@@ -105,9 +100,9 @@ fn summary(state: SyncState, a: accounts::Account) -> AccountSummary {
         removed_at: a.removed_at,
         display_name: a.display_name,
         account_id: a.account_id,
-        since: None,
-        history: None,
-        archive: None,
+        since: r.since,
+        history: r.history,
+        archive: r.archive,
     }
 }
 

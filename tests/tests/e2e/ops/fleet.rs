@@ -19,9 +19,9 @@ use wazap_shared::wire::send::SendState;
 use wazap_shared::wire::sim::{InjectMessage, UpsertContact};
 use wazap_shared::wire::wait::{WaitForMessages, WaitForMessagesRequest};
 use wazap_shared::{ErrorCode, RpcError};
-use wazap_tests::Stack;
 use wazap_tests::fault::NatsCluster;
 use wazap_tests::fixtures::{minutes_ago, person, text};
+use wazap_tests::{Stack, holder_pid};
 use wazap_worker::accounts::{self, NewAccount};
 use wazap_worker::config::ConnectorKind;
 
@@ -60,27 +60,6 @@ async fn spread(
             "not spread over {workers} workers in {within:?}: {counts:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Until every account is served again by a worker other than process `dead` (a live lease,
-/// recorded by its holder: ping answers).
-async fn served_without(stack: &Stack, dead: &str, within: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + within;
-    loop {
-        let held = stack.account_holders().await?;
-        let alive = held.len() == ACCOUNTS.len()
-            && held.values().all(|h| h.split(':').nth(1) != Some(dead));
-        if alive
-            && stack
-                .rpc::<wazap_shared::wire::system::Ping>(&Default::default())
-                .await
-                .is_ok()
-        {
-            return Ok(());
-        }
-        anyhow::ensure!(Instant::now() < deadline, "not served again in {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -263,7 +242,7 @@ async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result
     // SIGKILL the first worker process: its two accounts move to the other two workers.
     let pid = first.id().expect("running").to_string();
     let lost: HashSet<String> = (held.iter())
-        .filter(|(_, h)| h.split(':').nth(1) == Some(pid.as_str()))
+        .filter(|(_, h)| holder_pid(h) == Some(pid.as_str()))
         .map(|(a, _)| a.clone())
         .collect();
     assert_eq!(
@@ -279,7 +258,9 @@ async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result
         a.injected
             .push(inject(&stack, a.id, &format!("{}-during", a.id)).await?);
     }
-    served_without(&stack, &pid, Duration::from_secs(10)).await?;
+    stack
+        .served_without(ACCOUNTS.len(), Some(&pid), Duration::from_secs(10))
+        .await?;
     let took = killed.elapsed();
     println!("accounts of a killed worker served again after {took:?}");
     assert!(took <= Duration::from_secs(10), "takeover took {took:?}");
