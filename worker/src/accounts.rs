@@ -154,7 +154,7 @@ pub async fn add(db: &impl GenericClient, new: NewAccount) -> Result<Account, Re
             "insert into accounts (account_id, display_name, connector) values ($1, $2, $3)
              on conflict (account_id) do update
                 set display_name = excluded.display_name, connector = excluded.connector,
-                    removed_at = null
+                    removed_at = null, paused_at = null
               where accounts.removed_at is not null
              returning {COLUMNS}"
         ))
@@ -164,6 +164,37 @@ pub async fn add(db: &impl GenericClient, new: NewAccount) -> Result<Account, Re
         .as_ref()
         .map(row)
         .ok_or(RegistryError::Exists)
+}
+
+/// Whether the owner paused `account_id` (and has not resumed, unlinked or paired it since):
+/// its connection starts paused wherever it is served next.
+pub async fn paused(db: &impl GenericClient, account_id: &str) -> Result<bool, RegistryError> {
+    let stmt = db
+        .prepare_cached("select paused_at is not null from accounts where account_id = $1")
+        .await?;
+    db.query_opt(&stmt, &[&account_id])
+        .await?
+        .map(|r| r.get(0))
+        .ok_or(RegistryError::NotFound)
+}
+
+/// Keep the owner's pause of `account_id` (`true`), or clear it. The serving worker writes it
+/// through its pool fenced by the account's lease, so a worker that has lost the account can
+/// no longer change what the next one starts with.
+pub async fn set_paused(
+    db: &impl GenericClient,
+    account_id: &str,
+    paused: bool,
+) -> Result<(), RegistryError> {
+    let stmt = db
+        .prepare_cached(
+            "update accounts
+                set paused_at = case when $2 then coalesce(paused_at, now()) end
+              where account_id = $1 and (paused_at is not null) <> $2",
+        )
+        .await?;
+    db.execute(&stmt, &[&account_id, &paused]).await?;
+    Ok(())
 }
 
 /// What `account_id`'s archive holds.

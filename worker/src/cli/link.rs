@@ -57,9 +57,9 @@ pub async fn link(config: &Config, account: &str, phone: Option<String>) -> anyh
         archive,
         fenced,
         &config.data_dir,
-        account,
         config.whatsapp_network.clone(),
         receipts,
+        false,
         &supervisor,
     )
     .await?;

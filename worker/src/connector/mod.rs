@@ -107,11 +107,13 @@ pub type DynConnector = Arc<dyn Connector>;
 /// returns); `whatsapp` takes the account's device store in the data directory and connects in
 /// the background, handing the receipts of sent messages to `receipts` (the other two have
 /// none). Their long-lived tasks run under `supervisor` (a failure stops the worker) and stop
-/// with its stop token.
+/// with its stop token. A `paused` account (the owner paused it, [`crate::accounts::paused`])
+/// starts paused: `whatsapp` does not connect until resumed, `sim` reports `paused`.
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     config: &Config,
     kind: ConnectorKind,
+    paused: bool,
     archive: Archive,
     pool: Pool,
     nats: async_nats::Client,
@@ -120,25 +122,22 @@ pub async fn start(
     supervisor: &Supervisor,
 ) -> anyhow::Result<DynConnector> {
     match kind {
-        ConnectorKind::Whatsapp => {
-            let account = archive.account().to_owned();
-            Ok(whatsapp::WhatsappConnector::start(
-                archive,
-                pool,
-                &config.data_dir,
-                &account,
-                config.whatsapp_network.clone(),
-                receipts,
-                supervisor,
-            )
-            .await?)
-        }
+        ConnectorKind::Whatsapp => Ok(whatsapp::WhatsappConnector::start(
+            archive,
+            pool,
+            &config.data_dir,
+            config.whatsapp_network.clone(),
+            receipts,
+            paused,
+            supervisor,
+        )
+        .await?),
         ConnectorKind::Demo => {
             demo::seed(&archive, &pool, chrono::Utc::now()).await?;
             Ok(Arc::new(demo::DemoConnector))
         }
         ConnectorKind::Sim => {
-            let sim = sim::SimConnector::new(archive, pool);
+            let sim = sim::SimConnector::new(archive, pool, paused);
             sim.clone().serve(nats, subjects, supervisor).await?;
             Ok(sim)
         }

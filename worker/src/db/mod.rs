@@ -83,6 +83,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0021_account_truth",
         include_str!("migrations/0021_account_truth.sql"),
     ),
+    (
+        "0022_account_paused",
+        include_str!("migrations/0022_account_paused.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

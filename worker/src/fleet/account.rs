@@ -97,9 +97,13 @@ async fn start_and_serve(
         .context("archive")?;
     // Waiting gateways wake on these events instead of polling (DESIGN §8).
     archive::spawn_event_publisher(&archive, state.nats.clone(), &state.subjects, supervisor);
+    // Read under the lease: a pause the previous holder kept is seen, one it had not yet
+    // written can no longer be written (the fence).
+    let paused = crate::accounts::paused(&pool.get().await?, account).await?;
     let connector = connector::start(
         config,
         kind,
+        paused,
         archive.clone(),
         pool.clone(),
         state.nats.clone(),

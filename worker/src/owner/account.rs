@@ -3,7 +3,7 @@
 //! resume, unlink, pair by QR or code) carried out by the connector. A refusal the connector
 //! explains (e.g. `demo` cannot pair) is shown to the owner.
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{GenericClient, Pool};
 use wazap_shared::ErrorCode;
 use wazap_shared::wire::SyncState;
 use wazap_shared::wire::accounts::{
@@ -146,9 +146,16 @@ pub fn view(connector: &DynConnector, id: &str) -> AccountView {
     }
 }
 
-/// Carry out `req` on account `id` (served by `connector`); the account afterwards.
+/// Carry out `req` on account `id` (served by `connector`, with `db` fenced by its lease); the
+/// account afterwards.
+///
+/// A pause is kept in the registry ([`accounts::set_paused`]) so the account stays paused
+/// across a restart or a takeover. It is written before the connection stops and cleared only
+/// after a resume, unlink or pairing succeeded: whichever step fails, the account errs towards
+/// staying disconnected, never towards reconnecting a phone the owner paused.
 pub async fn act(
     connector: &DynConnector,
+    db: &Pool,
     id: &str,
     req: AccountActionRequest,
 ) -> Result<AccountView, Error> {
@@ -172,12 +179,32 @@ pub async fn act(
     };
     let name = format!("{action:?}");
     let kind = name.split([' ', '{']).next().unwrap_or_default().to_owned();
-    match connector.control(id, action).await {
-        Ok(()) => {
-            tracing::info!(account.id = %id, action = %kind, "account action carried out");
-            Ok(view(connector, id))
-        }
+    let pausing = action == AccountAction::Pause;
+    let client = db.get().await?;
+    if pausing {
+        keep_paused(&client, id, true).await?;
+    }
+    let done = match connector.control(id, action).await {
+        Ok(()) => Ok(()),
         Err(ControlError::NotNow(why)) => Err(Error::invalid("action", why)),
         Err(ControlError::Failed(e)) => Err(Error::internal("account action", e)),
+    };
+    // A refused pause leaves the account as it was; anything else that succeeded connects it
+    // (or leaves nothing to pause).
+    match (&done, pausing) {
+        (Err(_), true) if connector.state(id) != SyncState::Paused => {
+            keep_paused(&client, id, false).await?;
+        }
+        (Ok(()), false) => keep_paused(&client, id, false).await?,
+        _ => {}
     }
+    done?;
+    tracing::info!(account.id = %id, action = %kind, "account action carried out");
+    Ok(view(connector, id))
+}
+
+async fn keep_paused(db: &impl GenericClient, id: &str, paused: bool) -> Result<(), Error> {
+    accounts::set_paused(db, id, paused)
+        .await
+        .map_err(|e| Error::internal("account pause", e))
 }

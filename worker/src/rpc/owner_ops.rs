@@ -139,7 +139,7 @@ pub(super) async fn dispatch(
             run::<AccountActionCall, _>(state, payload, Write, async |call, _| {
                 let id = account::checked_id(call.body.account())?.to_owned();
                 let served = state.serving(&id).await?;
-                account::act(&served.connector, &id, call.body.action)
+                account::act(&served.connector, &served.pool, &id, call.body.action)
                     .await
                     .map(OwnerAnswer::Done)
             })

@@ -97,6 +97,7 @@ async fn serve_account(
     let connector = connector::start(
         config,
         config.connector,
+        false,
         archive.clone(),
         state.db.clone(),
         state.nats.clone(),

@@ -139,3 +139,48 @@ async fn a_dropped_socket_reconnects_and_nothing_sent_meanwhile_is_lost() -> any
     dan.stop().await;
     Ok(())
 }
+
+/// A pause is the owner's, not the process's (#27): the worker restarted does not reconnect a
+/// paused account — no handshake, the device offline on the network, the dashboard `paused` —
+/// until the owner resumes it.
+#[tokio::test]
+async fn a_paused_account_stays_paused_when_the_worker_restarts() -> anyhow::Result<()> {
+    let net = super::start_network().await?;
+    let phone = net.phone(OWNER, "Owner").await?;
+    let mut linked = Linked::start(&net, &phone).await?;
+    let device = net.companions(OWNER)[0];
+
+    let a = linked
+        .owner
+        .post(&linked.gw, "/api/account", json!({"action": "pause"}))
+        .await?;
+    assert_eq!(a.json["state"], "paused", "{}", a.text);
+    linked.stack.stop_worker().await?;
+    let (_, before) = net.handshakes();
+    linked.stack.start_worker().await?;
+    let a = linked.owner.get(&linked.gw, "/api/account").await?;
+    assert_eq!(a.json["state"], "paused", "{}", a.text);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(net.handshakes().1, before, "the restarted worker connected");
+    assert!(!net.is_online(OWNER, device));
+
+    let a = linked
+        .owner
+        .post(&linked.gw, "/api/account", json!({"action": "resume"}))
+        .await?;
+    assert_eq!(a.status, 200, "{}", a.text);
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(15), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    assert!(net.is_online(OWNER, device));
+    // Resumed is kept too: the next restart connects.
+    linked.stack.stop_worker().await?;
+    linked.stack.start_worker().await?;
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(15), |a| {
+        a["state"] == "live"
+    })
+    .await?;
+    phone.stop().await;
+    Ok(())
+}

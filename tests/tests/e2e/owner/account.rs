@@ -2,6 +2,7 @@
 //! code; refusals the connector explains are shown as `invalid_argument`.
 
 use serde_json::json;
+use wazap_shared::ErrorCode;
 use wazap_tests::Stack;
 use wazap_worker::config::ConnectorKind;
 
@@ -54,6 +55,53 @@ async fn account_controls_drive_the_sim_connector() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(bad.status, 400);
+    Ok(())
+}
+
+/// The owner's pause outlives the worker (#27): restarted, it serves the account paused, and
+/// sends are refused, until resumed; a pause the connector refused keeps nothing.
+#[tokio::test]
+async fn a_pause_is_kept_across_a_worker_restart() -> anyhow::Result<()> {
+    let mut s = crate::send::Sending::start().await?;
+    let gw = s.stack.gateway(&[]).await?;
+    let owner = Owner::login(&s.stack, &gw).await?;
+    let act = async |action: &str| {
+        (owner
+            .post(&gw, "/api/account", json!({ "action": action }))
+            .await)
+            .map(|r| (r.status, r.json["state"].clone()))
+    };
+    let state = async || {
+        owner
+            .get(&gw, "/api/account")
+            .await
+            .map(|r| r.json["state"].clone())
+    };
+    assert_eq!(act("pause").await?, (200, json!("paused")));
+    s.stack.stop_worker().await?;
+    s.stack.start_worker().await?;
+    assert_eq!(state().await?, "paused");
+    let refused = s.text(&s.chat, "while-paused", "hello").await.unwrap_err();
+    assert_eq!(
+        refused.code,
+        ErrorCode::SessionCannotSend,
+        "{}",
+        refused.message
+    );
+
+    assert_eq!(act("resume").await?, (200, json!("live")));
+    s.stack.stop_worker().await?;
+    s.stack.start_worker().await?;
+    assert_eq!(state().await?, "live");
+    s.text(&s.chat, "after-resume", "hello").await?;
+
+    // The sim refuses to pause an unlinked account: nothing is kept, so the next worker does
+    // not start it paused (the sim forgets the unlink itself, and reports `live`).
+    assert_eq!(act("unlink").await?, (200, json!("unpaired")));
+    assert_eq!(act("pause").await?.0, 400);
+    s.stack.stop_worker().await?;
+    s.stack.start_worker().await?;
+    assert_eq!(state().await?, "live");
     Ok(())
 }
 

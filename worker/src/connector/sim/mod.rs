@@ -189,13 +189,18 @@ impl Connector for SimConnector {
 
 impl SimConnector {
     /// A sim over `archive`; `pool` resolves queued pages' chats.
-    pub fn new(archive: Archive, pool: Pool) -> Arc<Self> {
+    pub fn new(archive: Archive, pool: Pool, paused: bool) -> Arc<Self> {
+        let account = archive.account().to_owned();
+        let states = (paused
+            .then(|| (account.clone(), SyncState::Paused))
+            .into_iter())
+        .collect();
         Arc::new(Self {
             sender: SimSender::new(pool.clone()),
-            account: archive.account().to_owned(),
+            account,
             archive,
             pool,
-            states: Mutex::new(HashMap::new()),
+            states: Mutex::new(states),
             history: Mutex::new(HashMap::new()),
             pairing_codes: Mutex::new(HashMap::new()),
             pages: Mutex::new(Vec::new()),

@@ -60,7 +60,7 @@ pub struct WhatsappConnector {
 }
 
 impl WhatsappConnector {
-    /// Take `account`'s device store in `data_dir` (failing when another process holds it) and start
+    /// Take the device store of `archive`'s account in `data_dir` (failing when another process holds it) and start
     /// the session in the background: this returns at once, whatever the network does, and the
     /// state says `offline` or `unpaired` until WhatsApp answers. Receipts of sent messages go
     /// to `receipts`. The session and the event drain run under `supervisor` (a panic in either
@@ -69,16 +69,16 @@ impl WhatsappConnector {
         archive: Archive,
         pool: Pool,
         data_dir: &std::path::Path,
-        account: &str,
         network: Network,
         receipts: DynReceipts,
+        paused: bool,
         supervisor: &Supervisor,
     ) -> anyhow::Result<Arc<Self>> {
         network.admit().map_err(anyhow::Error::msg)?;
-        let paths = StorePaths::for_account(data_dir, account);
+        let account = archive.account().to_owned();
+        let paths = StorePaths::for_account(data_dir, &account);
         let lock = paths.lock_within(LOCK_WAIT).await?;
-        let (shared, work) =
-            Shared::new(archive, pool.clone(), account.to_owned(), network, receipts);
+        let (shared, work) = Shared::new(archive, pool.clone(), account.clone(), network, receipts);
         let (controls, rx) = mpsc::channel(8);
         let drain = events::drain(shared.clone(), work);
         supervisor.spawn_fatal("WhatsApp event drain", async move {
@@ -86,13 +86,18 @@ impl WhatsappConnector {
             Ok(())
         });
         // Built before returning (local work only, no network), so the very first state
-        // answered is already `unpaired` or `offline`, never a guess.
-        let first = match session::start(&shared, &paths, &lock).await {
-            Ok(h) => Some(h),
-            Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), "the WhatsApp client could not start; retrying");
-                None
-            }
+        // answered is already `unpaired` or `offline`, never a guess; a paused account is not
+        // started at all, and answers `paused` until the owner resumes it.
+        shared.status().paused = paused;
+        let first = match paused {
+            true => None,
+            false => match session::start(&shared, &paths, &lock).await {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "the WhatsApp client could not start; retrying");
+                    None
+                }
+            },
         };
         let session = session::run(
             shared.clone(),
