@@ -1,13 +1,16 @@
 //! Several workers share the accounts (#27 items 4 and 6): six accounts on the sim and three
 //! workers — this process's and two worker processes ([`spawn_worker`]) — end up serving two
-//! each; reads, waits and sends work in every account; a worker SIGKILLed in the middle of it
-//! hands its accounts to the other two within 10 s, after which every account is served again,
-//! each cursor loop goes on missing and repeating nothing, and no send is transmitted twice.
-//! The same runs on one nats-server and on a three-node NATS cluster, where a node some worker
-//! is connected to is SIGKILLed too, after the worker: calls a node's death cuts off are
-//! retried as a client would (the same cursor, the same `request_id`).
+//! each; reads, waits and sends work in every account. Then every account runs a mixed load
+//! (a message in, a send, a wait on its cursor, again and again) while a worker is SIGKILLed:
+//! its accounts move to the other two within 10 s, every loop goes on missing and repeating
+//! nothing, every send ends `accepted`, `outcome_unknown` or `failed` and its retry is answered
+//! from the journal, and no send is transmitted twice — nor is a failed one transmitted, nor an
+//! accepted one lost. The same runs on one nats-server and on a three-node NATS cluster, where a
+//! node some worker is connected to is SIGKILLed too, under the same load: calls a death cuts
+//! off are retried as a client would (the same cursor, the same `request_id`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wazap_shared::bus;
@@ -63,16 +66,58 @@ async fn spread(
     }
 }
 
-/// One account's contact, its cursor loop and what it has seen.
+/// One account's contact, its cursor loop and what it has seen, and the sends made under load.
 struct Account {
     id: &'static str,
     chat: String,
     cursor: String,
     injected: Vec<String>,
     seen: Vec<String>,
+    sent: Vec<(String, SendState)>,
 }
 
-/// `call` again while it fails as a worker or NATS node going away makes calls fail, for 30 s.
+/// `a`'s mixed load until `stop`: a message in, a send with a fresh key (retried with that key
+/// while a worker or node is going away), a wait from the cursor; a short pause; again.
+async fn load(
+    stack: &Stack,
+    grant: &VerifiedGrant,
+    a: &mut Account,
+    sends: &AtomicUsize,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let tag = format!("{}-load-{n}", a.id);
+        a.injected.push(inject(stack, a.id, &tag).await?);
+        let sent = retried(&tag, || send_text(stack, grant, &a.chat, &tag, "hi")).await?;
+        a.sent.push((tag, sent.state));
+        sends.fetch_add(1, Ordering::Relaxed);
+        let (next, ids) = poll(stack, grant, a.id, Some(&a.cursor)).await?;
+        a.cursor = next;
+        a.seen.extend(ids);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// Until every loop has made `more` sends from now on (30 s at most).
+async fn sent_more(sends: &[AtomicUsize], more: usize, when: &str) -> anyhow::Result<()> {
+    let now: Vec<usize> = sends.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (sends.iter().zip(&now)).any(|(n, was)| n.load(Ordering::Relaxed) < was + more) {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the load stalled {when}: {now:?} sends, then {sends:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// `call` again while it fails as a worker or NATS node going away makes calls fail, for 30 s:
+/// a send whose answer a death cut off is `send_outcome_unknown`, which says to repeat it with
+/// the same `request_id`.
 async fn retried<T, F, Fut>(what: &str, mut call: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
@@ -85,7 +130,10 @@ where
             Err(e)
                 if matches!(
                     e.code,
-                    ErrorCode::WorkerUnavailable | ErrorCode::Busy | ErrorCode::DeadlineExceeded
+                    ErrorCode::WorkerUnavailable
+                        | ErrorCode::Busy
+                        | ErrorCode::DeadlineExceeded
+                        | ErrorCode::SendOutcomeUnknown
                 ) && Instant::now() < deadline =>
             {
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -234,6 +282,7 @@ async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result
             cursor,
             injected: vec![message],
             seen: Vec::new(),
+            sent: Vec::new(),
         };
         catch_up(&stack, &grant, &mut a).await?;
         loops.push(a);
@@ -250,34 +299,54 @@ async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result
         2,
         "the killed worker served two accounts: {held:?}"
     );
-    first.start_kill()?;
-    let killed = Instant::now();
-    first.wait().await?;
-    // Meanwhile messages keep arriving in the accounts the others serve.
-    for a in loops.iter_mut().filter(|a| !lost.contains(a.id)) {
-        a.injected
-            .push(inject(&stack, a.id, &format!("{}-during", a.id)).await?);
-    }
-    stack
-        .served_without(ACCOUNTS.len(), Some(&pid), Duration::from_secs(10))
-        .await?;
-    let took = killed.elapsed();
-    println!("accounts of a killed worker served again after {took:?}");
-    assert!(took <= Duration::from_secs(10), "takeover took {took:?}");
-
-    // On the cluster, a node a worker is connected to dies too: its clients move to the others.
-    if let Some(cluster) = cluster.as_mut() {
-        let on = cluster.nodes_of("wazap-worker").await?;
-        let victim = *on.first().expect("the workers are connected");
-        println!(
-            "killing NATS node {} (workers on {on:?})",
-            cluster.name(victim)
-        );
-        cluster.kill(victim).await?;
-        for a in loops.iter_mut() {
-            a.injected
-                .push(inject(&stack, a.id, &format!("{}-node", a.id)).await?);
+    // Under load in every account: the worker dies, and on the cluster a node after it.
+    let stop = AtomicBool::new(false);
+    let sends: Vec<AtomicUsize> = loops.iter().map(|_| AtomicUsize::new(0)).collect();
+    let loads = futures::future::try_join_all(
+        (loops.iter_mut().zip(&sends)).map(|(a, sends)| load(&stack, &grant, a, sends, &stop)),
+    );
+    let kills = async {
+        sent_more(&sends, 2, "before the kill").await?;
+        let killed = Instant::now();
+        first.start_kill()?;
+        first.wait().await?;
+        stack
+            .served_without(ACCOUNTS.len(), Some(&pid), Duration::from_secs(10))
+            .await?;
+        let took = killed.elapsed();
+        println!("accounts of a killed worker served again after {took:?}");
+        anyhow::ensure!(took <= Duration::from_secs(10), "takeover took {took:?}");
+        // On the cluster, a node a worker is connected to dies too: its clients move to the
+        // others.
+        if let Some(cluster) = cluster.as_mut() {
+            let on = cluster.nodes_of("wazap-worker").await?;
+            let victim = *on.first().expect("the workers are connected");
+            println!(
+                "killing NATS node {} (workers on {on:?})",
+                cluster.name(victim)
+            );
+            cluster.kill(victim).await?;
         }
+        // The load goes on after the last death until every account has sent 3 more (a call
+        // the death cut off first waits out its deadline).
+        sent_more(&sends, 3, "after the last death").await
+    };
+    let stopped = async {
+        let done = kills.await;
+        stop.store(true, Ordering::Relaxed);
+        done
+    };
+    // A load that failed stalls the kills' wait for more sends: its error is the cause.
+    let (loaded, killed) = tokio::join!(loads, stopped);
+    loaded?;
+    killed?;
+    for a in &loops {
+        let moved = lost.contains(a.id);
+        println!(
+            "{}: {} sends under load (moved: {moved})",
+            a.id,
+            a.sent.len()
+        );
     }
 
     // Every account works again; each loop goes on from its cursor; sends retried with their
@@ -291,38 +360,65 @@ async fn fleet(stack: Stack, mut cluster: Option<NatsCluster>) -> anyhow::Result
         let key = format!("{}-before", a.id);
         let again = retried(&key, || send_text(&stack, &grant, &a.chat, &key, "hi")).await?;
         assert!(again.duplicate, "{}: a retried key sent again", a.id);
+        for (key, state) in &a.sent {
+            let again = retried(key, || send_text(&stack, &grant, &a.chat, key, "hi")).await?;
+            assert!(again.duplicate, "{key}: a retried key sent again");
+            assert_eq!(again.state, *state, "{key}: the journal changed its answer");
+        }
         let key = format!("{}-after", a.id);
         let after = retried(&key, || send_text(&stack, &grant, &a.chat, &key, "hi")).await?;
         assert_eq!(after.state, SendState::Accepted, "{}", a.id);
     }
-    // The sims write their transmission logs behind the sends: wait for the rows.
+    // Every send's journal entry against what the sims transmitted (their logs are written
+    // behind the sends: wait for the rows): each accepted send transmitted exactly once, a
+    // failed one never, one of unknown outcome at most once, and nothing transmitted that no
+    // entry explains.
     let deadline = Instant::now() + Duration::from_secs(10);
-    let wa_ids: Vec<String> = loop {
-        let ids: Vec<String> = stack
-            .pool
-            .get()
-            .await?
-            .query("select wa_id from sim_transmissions", &[])
+    let (entries, strays) = loop {
+        let db = stack.pool.get().await?;
+        let entries: Vec<(String, String, i64)> = db
+            .query(
+                "select j.request_id, j.state,
+                        (select count(*) from sim_transmissions t
+                          where t.account_id = j.account_id and t.wa_id = j.wa_id)
+                   from send_journal j",
+                &[],
+            )
             .await?
             .iter()
-            .map(|r| r.get(0))
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
             .collect();
-        if ids.len() >= 2 * ACCOUNTS.len() || Instant::now() >= deadline {
-            break ids;
+        let strays: i64 = db
+            .query_one(
+                "select count(*) from sim_transmissions t
+                  where not exists (select 1 from send_journal j
+                                     where j.account_id = t.account_id and j.wa_id = t.wa_id)",
+                &[],
+            )
+            .await?
+            .get(0);
+        let pending = (entries.iter()).any(|(_, state, n)| state == "accepted" && *n == 0);
+        if !pending || Instant::now() >= deadline {
+            break (entries, strays);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let unique: HashSet<_> = wa_ids.iter().collect();
+    let under_load: usize = loops.iter().map(|a| a.sent.len()).sum();
     assert_eq!(
-        unique.len(),
-        wa_ids.len(),
-        "a WhatsApp id transmitted twice"
+        entries.len(),
+        2 * ACCOUNTS.len() + under_load,
+        "a send without its entry"
     );
-    assert_eq!(
-        wa_ids.len(),
-        2 * ACCOUNTS.len(),
-        "one send before, one after, each"
-    );
+    for (key, state, n) in &entries {
+        let ok = match state.as_str() {
+            "accepted" => *n == 1,
+            "failed" => *n == 0,
+            "outcome_unknown" => *n <= 1,
+            _ => false,
+        };
+        assert!(ok, "{key}: {state} yet transmitted {n} times");
+    }
+    assert_eq!(strays, 0, "a transmission no journal entry explains");
 
     // The two left share the six evenly once the dead one's presence has aged out.
     spread(&stack, 2, Duration::from_secs(30)).await?;
