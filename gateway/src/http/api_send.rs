@@ -8,8 +8,6 @@
 //! decoded where it lies ([`media_body`]): one send in flight holds its body's buffer and
 //! nothing more (DESIGN §11), not the body, a copy of the base64 and the decoded bytes.
 
-use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -30,7 +28,7 @@ use crate::error::ApiError;
 use crate::http::permits::BodyHold;
 use crate::http::{auth, host, limit};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
-use crate::media::Base64;
+use crate::media::{Base64, locate};
 use crate::metrics;
 use crate::state::{AppState, ListenerPolicy};
 
@@ -248,44 +246,6 @@ pub(crate) fn voice_body(
         seconds: parsed.seconds,
     };
     Ok((request, place.into_base64(body)))
-}
-
-/// Where a parsed `data_base64` is.
-enum Place {
-    /// These bytes of the body.
-    Body(Range<usize>),
-    /// Unescaped into a string of its own.
-    Own(String),
-}
-
-impl Place {
-    /// The base64 to decode, given the body back.
-    fn into_base64(self, body: Vec<u8>) -> Base64<'static> {
-        match self {
-            Place::Body(range) => Base64::InBuffer { buf: body, range },
-            Place::Own(text) => Base64::String(text),
-        }
-    }
-}
-
-/// Where `data` is: a range of `body` when it was borrowed from it.
-fn locate(body: &[u8], data: Cow<'_, str>) -> Place {
-    match data {
-        Cow::Borrowed(text) => {
-            let start = text.as_ptr().addr().wrapping_sub(body.as_ptr().addr());
-            let range = start..start.wrapping_add(text.len());
-            // Always so for a string borrowed from the body; anything else is copied.
-            if body
-                .get(range.clone())
-                .is_some_and(|b| b.as_ptr() == text.as_ptr())
-            {
-                Place::Body(range)
-            } else {
-                Place::Own(text.to_owned())
-            }
-        }
-        Cow::Owned(text) => Place::Own(text),
-    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "get_attachment",
     router: McpServer::get_attachment_router,
-    direct: |server, grant, args| Box::pin(server.get_attachment_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.get_attachment_call(grant, args)),
+    takes_base64: false,
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Attachments,

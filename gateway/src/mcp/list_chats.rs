@@ -16,7 +16,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "list_chats",
     router: McpServer::list_chats_router,
-    direct: |server, grant, args| Box::pin(server.list_chats_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.list_chats_call(grant, args)),
+    takes_base64: false,
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,

@@ -83,6 +83,9 @@ pub(crate) struct ToolEntry {
     router: fn() -> ToolRouter<McpServer>,
     /// The tool's shared call, for the direct route (the one its `#[tool]` method makes).
     direct: DirectFn,
+    /// Whether the direct route leaves the call's `data_base64` string in the request body for
+    /// the tool to decode there (`direct/arguments`): the media tools.
+    takes_base64: bool,
     /// Whether the direct route stops the call when the client goes away (the long poll) or
     /// lets it finish (everything else), as rmcp's route does.
     cancel_on_disconnect: bool,

@@ -19,7 +19,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "read_messages",
     router: McpServer::read_messages_router,
-    direct: |server, grant, args| Box::pin(server.read_messages_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.read_messages_call(grant, args)),
+    takes_base64: false,
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,

@@ -16,7 +16,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "search_messages",
     router: McpServer::search_messages_router,
-    direct: |server, grant, args| Box::pin(server.search_messages_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.search_messages_call(grant, args)),
+    takes_base64: false,
     cancel_on_disconnect: false,
     body_limit: DEFAULT_BODY_LIMIT,
     gate: Gate::Always,

@@ -18,7 +18,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_media",
     router: McpServer::send_media_router,
-    direct: |server, grant, args| Box::pin(server.send_media_call(grant, args)),
+    direct: |server, grant, args, data| Box::pin(server.send_media_call(grant, args, data)),
+    takes_base64: true,
     cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,
@@ -50,21 +51,23 @@ and returns the saved outcome; on `outcome_unknown` do not resend under a new re
         args: JsonObject,
         Extension(grant): Extension<VerifiedGrant>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.send_media_call(&grant, args).await
+        self.send_media_call(&grant, args, None).await
     }
 }
 
 impl McpServer {
     /// One call of the tool for the caller with `grant`: shared by the rmcp route above and
-    /// the direct route ([`super::direct`]), so both answer alike.
+    /// the direct route ([`super::direct`]), so both answer alike. `data` is the base64 when the
+    /// direct route left it in the request body (`args` then holds an empty `data_base64`).
     pub(crate) async fn send_media_call(
         &self,
         grant: &VerifiedGrant,
         args: JsonObject,
+        data: Option<Base64<'static>>,
     ) -> Result<CallToolResult, ErrorData> {
         let mut request: SendMediaRequest = parse_args(args)?;
         // The base64 goes with the decoding, so it is not held while the bytes are stored.
-        let data = Base64::String(std::mem::take(&mut request.data_base64));
+        let data = data.unwrap_or_else(|| Base64::String(std::mem::take(&mut request.data_base64)));
         Ok(respond(self.sender.media(grant, &request, data).await))
     }
 }

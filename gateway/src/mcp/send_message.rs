@@ -16,7 +16,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "send_message",
     router: McpServer::send_message_router,
-    direct: |server, grant, args| Box::pin(server.send_message_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.send_message_call(grant, args)),
+    takes_base64: false,
     cancel_on_disconnect: false,
     body_limit: SEND_BODY_LIMIT,
     gate: Gate::Outbound,

@@ -31,7 +31,8 @@ use super::{
 pub(super) const ENTRY: ToolEntry = ToolEntry {
     name: "wait_for_messages",
     router: McpServer::wait_for_messages_router,
-    direct: |server, grant, args| Box::pin(server.wait_for_messages_call(grant, args)),
+    direct: |server, grant, args, _| Box::pin(server.wait_for_messages_call(grant, args)),
+    takes_base64: false,
     // A parked wait ends when its client goes away, as rmcp's route ends it on `ctx.ct`.
     cancel_on_disconnect: true,
     body_limit: DEFAULT_BODY_LIMIT,

@@ -4,9 +4,11 @@
 //!
 //! Two ways in, one set of rules and wordings: [`decode`] from a string of its own, and
 //! [`decode_in_place`] over the base64 inside a buffer the caller gives up (the JSON body of
-//! `POST /api/send/media|voice`), whose bytes become the decoded media — no second copy of an
-//! 11 MiB upload.
+//! `POST /api/send/media|voice`, or of a `/mcp` call of `send_media`/`send_voice_note` on the
+//! direct route), whose bytes become the decoded media — no second copy of an 11 MiB upload.
+//! [`locate`] finds where a `data_base64` parsed from such a body lies.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use base64::Engine as _;
@@ -45,6 +47,45 @@ impl Base64<'_> {
             Base64::String(data) => decode(&data),
             Base64::InBuffer { buf, range } => decode_in_place(buf, range),
         }
+    }
+}
+
+/// Where a `data_base64` parsed from a JSON body is.
+#[derive(Debug)]
+pub(crate) enum Place {
+    /// These bytes of the body (the JSON string had no escapes).
+    Body(Range<usize>),
+    /// Unescaped into a string of its own (the JSON string had escapes, such as `\/`).
+    Own(String),
+}
+
+impl Place {
+    /// The base64 to decode, given the body it was parsed from back.
+    pub(crate) fn into_base64(self, body: Vec<u8>) -> Base64<'static> {
+        match self {
+            Place::Body(range) => Base64::InBuffer { buf: body, range },
+            Place::Own(text) => Base64::String(text),
+        }
+    }
+}
+
+/// Where `data`, parsed from `body`, is: a range of `body` when it was borrowed from it.
+pub(crate) fn locate(body: &[u8], data: Cow<'_, str>) -> Place {
+    match data {
+        Cow::Borrowed(text) => {
+            let start = text.as_ptr().addr().wrapping_sub(body.as_ptr().addr());
+            let range = start..start.wrapping_add(text.len());
+            // Always so for a string borrowed from the body; anything else is copied.
+            if body
+                .get(range.clone())
+                .is_some_and(|b| b.as_ptr() == text.as_ptr())
+            {
+                Place::Body(range)
+            } else {
+                Place::Own(text.to_owned())
+            }
+        }
+        Cow::Owned(text) => Place::Own(text),
     }
 }
 

@@ -9,8 +9,8 @@ use wazap_shared::checks;
 use wazap_shared::wire::send::{MediaKind, SendMediaRequest, SendVoiceNoteRequest};
 use wazap_shared::{ErrorCode, RpcError};
 
-pub(crate) use self::encoding::Base64;
 pub(crate) use self::encoding::decode as decode_base64;
+pub(crate) use self::encoding::{Base64, Place, locate};
 use self::sniff::{Container, sniff};
 
 /// Longest `seconds` of a voice note.

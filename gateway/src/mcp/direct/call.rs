@@ -13,6 +13,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Jso
 use wazap_shared::grant::VerifiedGrant;
 
 use crate::mcp::{CallContext, McpServer, ToolEntry};
+use crate::media::Base64;
 use crate::metrics::mcp_call;
 
 /// A tool's future on the direct route.
@@ -20,9 +21,14 @@ pub(crate) type DirectFuture<'a> =
     Pin<Box<dyn Future<Output = Result<CallToolResult, ErrorData>> + Send + 'a>>;
 
 /// A tool's shared call (`<tool>_call(&self, grant, args)`), boxed so every tool fits one
-/// table entry.
-pub(crate) type DirectFn =
-    for<'a> fn(&'a McpServer, &'a VerifiedGrant, JsonObject) -> DirectFuture<'a>;
+/// table entry. The media tools also get their `data_base64` when it was left in the body
+/// ([`super::arguments`]); the others never get one.
+pub(crate) type DirectFn = for<'a> fn(
+    &'a McpServer,
+    &'a VerifiedGrant,
+    JsonObject,
+    Option<Base64<'static>>,
+) -> DirectFuture<'a>;
 
 /// rmcp's tool router turns an invalid-params error whose message starts with this into an
 /// `isError` result (`into_tool_argument_error` in rmcp's `handler/server/router/tool.rs`);
@@ -52,6 +58,11 @@ impl DirectTool {
     pub(crate) fn cancel_on_disconnect(self) -> bool {
         self.entry.cancel_on_disconnect
     }
+
+    /// Whether the tool takes a `data_base64` left in the request body (the media tools).
+    pub(crate) fn takes_base64(self) -> bool {
+        self.entry.takes_base64
+    }
 }
 
 impl McpServer {
@@ -61,16 +72,18 @@ impl McpServer {
     }
 
     /// Call `tool` for the caller of `call`, inside the same span and metrics as rmcp's route
-    /// ([`mcp_call`]) and with the router's argument-error conversion.
+    /// ([`mcp_call`]) and with the router's argument-error conversion. `data` is a media tool's
+    /// base64 when `args` holds an empty `data_base64` in its place.
     pub(crate) async fn call_direct(
         &self,
         tool: DirectTool,
         call: CallContext,
         args: JsonObject,
+        data: Option<Base64<'static>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let CallContext { grant, trace } = call;
         mcp_call(tool.name(), trace, async move {
-            match (tool.entry.direct)(self, &grant, args).await {
+            match (tool.entry.direct)(self, &grant, args, data).await {
                 Ok(result) => Ok(CallToolResponse::from(result)),
                 Err(error) => argument_error(error),
             }

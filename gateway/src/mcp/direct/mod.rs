@@ -20,6 +20,7 @@
 //! protocol; a tool the deployment disables is unknown here and answered by rmcp too.
 
 mod answer;
+mod arguments;
 mod call;
 mod request;
 
@@ -76,21 +77,31 @@ pub(crate) async fn handle(server: &McpServer, req: Request) -> Result<Response,
     // otherwise hold hyper's read buffer, which they share, for as long as it runs (a wait:
     // up to 55 s). The tools read nothing else of the request.
     drop(parts);
-    drop(bytes);
     let DirectCall {
         id,
         tool,
         arguments,
+        data,
         peer,
     } = call;
+    // A media tool's base64 left in the body is decoded over it: the body (no copy: its only
+    // owner, made from the body limit's `Vec`) becomes the decoding's buffer. Any other body
+    // goes now.
+    let data = match data {
+        Some(place) => Some(place.into_base64(Vec::from(bytes))),
+        None => {
+            drop(bytes);
+            None
+        }
+    };
     let result = if tool.cancel_on_disconnect() {
         // A parked wait: hyper drops this future when the client goes away, which ends it.
-        server.call_direct(tool, context, arguments).await
+        server.call_direct(tool, context, arguments, data).await
     } else {
         // Everything else runs to its end, answered or not, as under rmcp (whose handler task
         // is never aborted): a send the worker has taken is still journaled and counted.
         let server = server.clone();
-        let run = async move { server.call_direct(tool, context, arguments).await };
+        let run = async move { server.call_direct(tool, context, arguments, data).await };
         match tokio::spawn(run.instrument(tracing::Span::current())).await {
             Ok(result) => result,
             Err(e) => return Ok(ApiError::from(internal_error(&e)).into_response()),

@@ -22,7 +22,9 @@ use http::{HeaderMap, header};
 use rmcp::model::{JsonObject, ProtocolVersion, RequestId, RequestMetaObject};
 use serde::{Deserialize, Deserializer};
 
+use super::arguments::Arguments;
 use crate::mcp::DirectTool;
+use crate::media::{Place, locate};
 
 /// Which rules the answer follows: rmcp shapes results for older peers differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +51,11 @@ pub(super) struct DirectCall {
     pub(super) id: RequestId,
     /// The tool called.
     pub(super) tool: DirectTool,
-    /// Its arguments.
+    /// Its arguments; for a tool that takes its base64 from the body, `data_base64` is an
+    /// empty string there and its value is [`Self::data`].
     pub(super) arguments: JsonObject,
+    /// Where a media tool's `data_base64` string is in the body ([`super::arguments`]).
+    pub(super) data: Option<Place>,
     /// Which answer rules apply.
     pub(super) peer: Peer,
 }
@@ -169,7 +174,8 @@ impl DirectCall {
         struct Params<'a> {
             #[serde(borrow)]
             name: &'a str,
-            arguments: JsonObject,
+            #[serde(borrow)]
+            arguments: Arguments<'a>,
             #[serde(rename = "_meta", default)]
             meta: Meta,
         }
@@ -187,10 +193,18 @@ impl DirectCall {
             }
             _ => return None,
         };
+        let tool = tools(e.params.name)?;
+        let (arguments, data) = if tool.takes_base64() {
+            let Arguments { object, data } = e.params.arguments;
+            (object, data.map(|data| locate(body, data)))
+        } else {
+            (e.params.arguments.into_object(), None)
+        };
         Some(Self {
             id: e.id,
-            tool: tools(e.params.name)?,
-            arguments: e.params.arguments,
+            tool,
+            arguments,
+            data,
             peer,
         })
     }
