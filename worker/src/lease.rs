@@ -6,8 +6,9 @@
 //! it owns ([`account_lease`]): each account has its own, and [`crate::fleet`] decides which
 //! ones a worker takes. A worker takes one when it has expired by the
 //! database's clock, bumping its `epoch`; it keeps it by pushing the expiry [`TTL`] ahead every
-//! [`RENEW_EVERY`]. A worker that finds it held is a **standby**: it says so and tries again
-//! every [`POLL_EVERY`], so it takes over within `TTL + POLL_EVERY` of the holder's last renewal.
+//! [`RENEW_EVERY`]. A worker that finds it held is a **standby** for it: it tries again
+//! ([`try_acquire`]) at its fleet's next step, every [`POLL_EVERY`], so it takes over within
+//! `TTL + POLL_EVERY` of the holder's last renewal.
 //!
 //! The holder counts its lease as held until `TTL − MARGIN` after it *sent* its last successful
 //! renewal, by its own monotonic clock: the row's expiry was set later than that by the server,
@@ -68,9 +69,6 @@ const RENEW: &str = "update worker_lease set expires_at = now() + make_interval(
 /// Give it up at a clean stop, so a standby takes over at once.
 const RELEASE: &str = "update worker_lease set expires_at = '-infinity'
      where name = $1 and epoch = $2";
-
-/// Who holds it now, for the standby's log line.
-const HOLDER: &str = "select holder from worker_lease where name = $1";
 
 /// A lease this worker holds: its name, its epoch (the fencing token) and whether it still
 /// counts. Cheap to clone.
@@ -198,53 +196,6 @@ impl Held {
     }
 }
 
-/// Take lease `name` for `holder`, waiting as a standby while another worker holds it, and
-/// while `can_serve` says this worker could not serve if it held it (NATS not connected: a
-/// worker that took the lease then would give it up again). `None` when `stop` came first.
-/// Errors other than Postgres being unreachable end the wait.
-pub async fn acquire(
-    pool: &Pool,
-    name: &str,
-    holder: &str,
-    can_serve: impl Fn() -> bool,
-    stop: &CancellationToken,
-) -> anyhow::Result<Option<Held>> {
-    let (mut said_standby, mut said_nats) = (false, false);
-    loop {
-        let sent = Instant::now();
-        let taken = if can_serve() {
-            try_take(pool, name, holder).await
-        } else {
-            if !std::mem::replace(&mut said_nats, true) {
-                tracing::info!(lease = name, "waiting for NATS before taking the lease");
-            }
-            Ok(None)
-        };
-        match taken {
-            Ok(None) if !can_serve() => {}
-            Ok(Some(epoch)) => {
-                tracing::info!(lease = name, epoch, "lease taken: this worker serves");
-                return Ok(Some(Held::taken(name, epoch, holder, sent)));
-            }
-            Ok(None) if !said_standby => {
-                said_standby = true;
-                let current = current_holder(pool, name).await.unwrap_or_default();
-                tracing::info!(lease = name, holder = %current,
-                    "standby: another worker holds the lease; this one serves nothing until it lapses");
-            }
-            Ok(None) => {}
-            Err(e) if crate::db::is_unavailable(&e) || is_lock_wait(&e) => {
-                tracing::debug!(lease = name, error = %crate::error::redacted(e.as_ref()), "lease not taken yet");
-            }
-            Err(e) => return Err(e.context("taking the worker lease")),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return Ok(None),
-            () = tokio::time::sleep(POLL_EVERY) => {}
-        }
-    }
-}
-
 /// One attempt at lease `name` for `holder`: `Some` when it had expired (or was never held)
 /// and is now this worker's; `None` while another worker holds it, or when the takeover waited
 /// too long for the old holder's writes in flight (try again later).
@@ -286,14 +237,6 @@ async fn try_take(pool: &Pool, name: &str, holder: &str) -> anyhow::Result<Optio
         .get(0);
     tx.commit().await?;
     Ok(Some(epoch))
-}
-
-async fn current_holder(pool: &Pool, name: &str) -> anyhow::Result<String> {
-    let db = pool.get().await?;
-    let row = db.query_opt(HOLDER, &[&name]).await?;
-    Ok(row
-        .and_then(|r| r.get::<_, Option<String>>(0))
-        .unwrap_or_default())
 }
 
 /// The takeover waited too long for the old holder's writes in flight: try again later.

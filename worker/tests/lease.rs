@@ -37,11 +37,14 @@ async fn drop_database(name: &str) {
         .expect("drop");
 }
 
+/// The lease for `who`, as a standby takes it: tried every [`POLL_EVERY`] until it is free.
 async fn take(pool: &deadpool_postgres::Pool, who: &str) -> Held {
-    lease::acquire(pool, ALL_ACCOUNTS, who, || true, &CancellationToken::new())
-        .await
-        .expect("acquire")
-        .expect("not stopped")
+    loop {
+        if let Some(held) = (lease::try_acquire(pool, ALL_ACCOUNTS, who).await).expect("try") {
+            return held;
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
 }
 
 /// A journal counter row written through `pool`: an archive/journal write the fence guards.

@@ -308,20 +308,18 @@ impl AccountRef {
 /// `owner_account_action`: an action on an account (absent: `default`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountActionCall {
-    /// The account id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account_id: Option<String>,
+    /// Which account (`account_id`).
+    #[serde(flatten)]
+    pub account: AccountRef,
     /// What to do.
     #[serde(flatten)]
     pub action: AccountActionRequest,
 }
 
 impl AccountActionCall {
-    /// The account meant: the one named, else `default`.
+    /// The account meant ([`AccountRef::account`]).
     pub fn account(&self) -> &str {
-        self.account_id
-            .as_deref()
-            .unwrap_or(crate::ids::DEFAULT_ACCOUNT)
+        self.account.account()
     }
 }
 
