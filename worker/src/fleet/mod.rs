@@ -174,15 +174,20 @@ impl Fleet {
 
     /// One look at the plan: take or give up what the share says.
     async fn step(&mut self) -> anyhow::Result<()> {
+        // Statements prepared once per pooled connection: one round trip each, every tick.
         let db = self.lease_pool.get().await?;
-        db.execute(HEARTBEAT, &[&self.holder]).await?;
-        db.execute(FORGET, &[]).await?;
+        let heartbeat = db.prepare_cached(HEARTBEAT).await?;
+        db.execute(&heartbeat, &[&self.holder]).await?;
+        db.execute(&db.prepare_cached(FORGET).await?, &[]).await?;
         let alive: i64 = db
-            .query_one(ALIVE, &[&PRESENCE_TTL.as_secs_f64()])
+            .query_one(
+                &db.prepare_cached(ALIVE).await?,
+                &[&PRESENCE_TTL.as_secs_f64()],
+            )
             .await?
             .get(0);
         let plan: Vec<Planned> = db
-            .query(PLAN, &[])
+            .query(&db.prepare_cached(PLAN).await?, &[])
             .await?
             .iter()
             .map(|r| Planned {
