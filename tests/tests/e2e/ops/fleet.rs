@@ -29,9 +29,13 @@ use wazap_worker::accounts::{self, NewAccount};
 use wazap_worker::config::ConnectorKind;
 
 use super::standby::spawn_worker;
-use crate::send::{connection_with_token, send_text};
+use crate::send::{connection_with_token, send_text, send_text_within};
 
 const ACCOUNTS: [&str; 6] = ["default", "a1", "a2", "a3", "a4", "a5"];
+/// A send under load waits this long for its answer, as a client with a timeout does: one whose
+/// worker died before answering would otherwise hold its loop for the whole send deadline (60 s)
+/// before its retry reads the outcome from the journal.
+const CALL_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Until every account is served (ping answers: each has recorded its holder) by `workers`
 /// workers holding the same number each; who holds what.
@@ -90,7 +94,10 @@ async fn load(
         n += 1;
         let tag = format!("{}-load-{n}", a.id);
         a.injected.push(inject(stack, a.id, &tag).await?);
-        let sent = retried(&tag, || send_text(stack, grant, &a.chat, &tag, "hi")).await?;
+        let sent = retried(&tag, || {
+            send_text_within(stack, grant, &a.chat, &tag, "hi", Some(CALL_DEADLINE))
+        })
+        .await?;
         a.sent.push((tag, sent.state));
         sends.fetch_add(1, Ordering::Relaxed);
         let (next, ids) = poll(stack, grant, a.id, Some(&a.cursor)).await?;
