@@ -35,6 +35,24 @@ struct Args {
     account: String,
     /// `None` for `"status"`.
     chat: Option<ChatRef>,
+    /// Named, or not the default one (which always exists): looked up (`account_not_found`),
+    /// in the same flight as the read's first query ([`Args::checked`]).
+    look_up: bool,
+}
+
+impl Args {
+    /// `query`, after the account's check when it needs one (one round trip for both).
+    async fn checked<T>(
+        &self,
+        db: &deadpool_postgres::Client,
+        query: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        if self.look_up {
+            read::in_account(db, &self.account, CONTEXT, query).await
+        } else {
+            query.await
+        }
+    }
 }
 
 /// What a read found, before it is shaped into the answer ([`respond`]).
@@ -58,12 +76,11 @@ pub async fn handle(
     let inside = args::viewer_in(viewer, &args.account)?;
     let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
-    // The default account always exists; another one is looked up (`account_not_found`).
-    if req.account_id.is_some() || args.account != DEFAULT_ACCOUNT {
-        read::in_account(&db, &args.account, CONTEXT, async { Ok(()) }).await?;
-    }
     let page = match &args.chat {
-        None => read_status(&db, viewer, &args, &req).await?,
+        None => {
+            let status = read_status(&db, viewer, &args, &req);
+            args.checked(&db, status).await?
+        }
         Some(chat_ref) => read_chat(state, db, viewer, chat_ref, &args, &req).await?,
     };
     let sync = state.sync_state(&page.account).await;
@@ -122,6 +139,7 @@ fn checked(req: &ReadMessagesRequest) -> Result<Args, Error> {
     )?;
     Ok(Args {
         limit,
+        look_up: req.account_id.is_some() || account != DEFAULT_ACCOUNT,
         account,
         chat,
     })
@@ -179,10 +197,15 @@ async fn read_chat(
         (ChatRef::Opaque(id), None) => Some((account.clone(), id.clone())),
         _ => None,
     };
+    let find = args.checked(&db, async {
+        read::find_chat(&db, account, chat_ref)
+            .await
+            .context(CONTEXT)
+    });
     let (chat, guessed) = match &guess {
         Some((acc, id)) => {
             let (chat, page, unconfirmed) = tokio::join!(
-                read::find_chat(&db, account, chat_ref),
+                find,
                 messages::page(&db, viewer, acc, id, None, types, limit),
                 crate::send::outbox::unconfirmed(&db, &viewer.connection_id, acc, id),
             );
@@ -190,10 +213,9 @@ async fn read_chat(
                 matches!(&chat, Ok(Some(c)) if c.account_id == *acc && c.chat_id == *id);
             (chat, confirmed.then_some((page, unconfirmed)))
         }
-        None => (read::find_chat(&db, account, chat_ref).await, None),
+        None => (find.await, None),
     };
-    let chat = chat
-        .context(CONTEXT)?
+    let chat = chat?
         .filter(|c| viewer.can_read_chat(&c.chat_id))
         .ok_or_else(|| Error::new(ErrorCode::ChatNotFound, "no such chat"))?;
     let (account, chat_id) = (chat.account_id, chat.chat_id);

@@ -132,6 +132,42 @@ async fn read_messages_pages_without_gaps_counts_types_and_asks_the_phone() {
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::ChatNotFound);
     }
+    // Another account: checked in the read's own flight — one that does not exist is
+    // `account_not_found` (named, or named by the chat id), before whether the chat exists;
+    // one that exists answers for its chat.
+    let in_account = |account: &str, chat: &str| ReadMessagesRequest {
+        account_id: Some(account.to_owned()),
+        ..req(chat)
+    };
+    for (request, code) in [
+        (
+            in_account("other", "+15550001111"),
+            ErrorCode::AccountNotFound,
+        ),
+        (in_account("other", "status"), ErrorCode::AccountNotFound),
+        (req(&format!("{chat_id}-other")), ErrorCode::AccountNotFound),
+        (
+            in_account("default", "+15550001111"),
+            ErrorCode::ChatNotFound,
+        ),
+    ] {
+        let e = read_messages::handle(&h.state, &v, request.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{request:?}");
+    }
+    h.serve("other").await;
+    for request in [
+        in_account("other", "+15550001111"),
+        req(&format!("{chat_id}-other")),
+    ] {
+        let e = read_messages::handle(&h.state, &v, request.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ChatNotFound, "{request:?}");
+    }
+    let stories = read(&h, &v, in_account("other", "status")).await;
+    assert_eq!((stories.count, stories.account_id.as_str()), (0, "other"));
     h.finish().await;
 }
 
