@@ -14,7 +14,8 @@ pub(crate) const USAGE: &str =
                  reads, search, wait, send (default: all), faults (only when named:
                  takeover, Postgres restart, gateway rolling restart), accounts (only when
                  named: ingest into several accounts, routing by account, a worker of three
-                 killed); `ingest` alone: only the ingest
+                 killed), media (only when named: 20 x 8 MiB media sends at once, the
+                 gateway's RSS); `ingest` alone: only the ingest
 Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 
 /// Parsed arguments.
@@ -31,11 +32,11 @@ pub(crate) struct Args {
 }
 
 /// The phases `--only` may name.
-const PHASES: [&str; 7] = [
-    "ingest", "reads", "search", "wait", "send", "faults", "accounts",
+const PHASES: [&str; 8] = [
+    "ingest", "reads", "search", "wait", "send", "faults", "accounts", "media",
 ];
 /// The phases that run only when named, each on an archive of its own.
-const NAMED_ONLY: [&str; 2] = ["faults", "accounts"];
+const NAMED_ONLY: [&str; 3] = ["faults", "accounts", "media"];
 
 impl Args {
     /// Parse `argv` (without the program name).
@@ -80,7 +81,7 @@ impl Args {
         Ok(a)
     }
 
-    /// Whether `phase` runs (`faults` and `accounts` only when named).
+    /// Whether `phase` runs (`faults`, `accounts` and `media` only when named).
     pub(crate) fn runs(&self, phase: &str) -> bool {
         (self.only.is_empty() && !NAMED_ONLY.contains(&phase))
             || self.only.iter().any(|p| p == phase)

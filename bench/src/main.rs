@@ -12,6 +12,7 @@ mod dataset;
 mod faults;
 mod ingest;
 mod latency;
+mod media;
 mod raw_mcp;
 mod search;
 mod send;
@@ -52,6 +53,15 @@ async fn main() -> anyhow::Result<()> {
         let figures = faults::run().await?;
         figures.print();
         named.insert("faults".into(), figures.to_json());
+    }
+    if args.runs("media") {
+        let figures = media::run().await?;
+        figures.print();
+        named.insert("media".into(), figures.to_json());
+        if let Err(e) = figures.verdict() {
+            std::fs::write(&args.out, serde_json::to_vec_pretty(&named)?)?;
+            return Err(e);
+        }
     }
     if args.only_named() {
         std::fs::write(&args.out, serde_json::to_vec_pretty(&named)?)?;

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -112,6 +114,46 @@ impl Stack {
         };
         gw.wait_ready().await?;
         Ok(gw)
+    }
+}
+
+/// The `wazap-gateway` binary as a child process of a [`Stack`], listening on a free loopback port
+/// of its own (listener B on an ephemeral one) and logging warnings only, so its RSS and
+/// descriptors are its own. Dropping it kills the process.
+pub struct ChildGateway {
+    /// `127.0.0.1:<port>` of its MCP listener.
+    pub addr: String,
+    /// Its process id, for `/proc`.
+    pub pid: u32,
+    _child: tokio::process::Child,
+}
+
+impl ChildGateway {
+    /// Start `binary` as `stack`'s gateway (it may not answer yet: each caller polls it in its
+    /// own way).
+    pub fn spawn(stack: &Stack, binary: &Path) -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = tokio::process::Command::new(binary)
+            .env("WAZAP_NATS_URL", &stack.nats_url)
+            .env("WAZAP_NATS_PREFIX", &stack.prefix)
+            .env("WAZAP_MCP_ADDR", &addr)
+            .env("WAZAP_OWNER_ADDR", "127.0.0.1:0")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        let pid = child
+            .id()
+            .ok_or_else(|| anyhow::anyhow!("the gateway exited at once"))?;
+        Ok(Self {
+            addr,
+            pid,
+            _child: child,
+        })
     }
 }
 

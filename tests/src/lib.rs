@@ -13,6 +13,7 @@ mod gateway;
 pub mod leak;
 pub mod leak_scan;
 pub mod mcp;
+pub mod media_storm;
 mod shortcuts;
 
 use std::time::Duration;
@@ -35,7 +36,7 @@ pub fn holder_pid(holder: &str) -> Option<&str> {
     holder.split(':').nth(1)
 }
 pub use db::TestDb;
-pub use gateway::{Gateway, post_raw, tools_call_body};
+pub use gateway::{ChildGateway, Gateway, post_raw, tools_call_body};
 pub use mcp::{Mcp, ToolOutcome};
 
 /// The Postgres server tests create their databases on.

@@ -2,53 +2,23 @@
 //! on sockets (half heads, bodies that never finish, trickles), and calls through `post_raw`.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
-use wazap_tests::{Stack, nats_url, post_raw, tools_call_body};
+use wazap_tests::{Stack, post_raw, tools_call_body};
 
 /// The declared length of every slow body: the send tools' 12 MiB limit.
 pub(super) const SLOW_BODY: usize = 12 * 1024 * 1024;
 
-/// The gateway binary as a child process of `stack`, listening on a free loopback port of its own
-/// (listener B on an ephemeral one) and logging warnings only, so its RSS and descriptors are its
-/// own. Dropping it kills the process.
-pub(crate) struct ChildGateway {
-    /// `127.0.0.1:<port>` of its MCP listener.
-    pub(crate) addr: String,
-    /// Its process id, for `/proc`.
-    pub(crate) pid: u32,
-    _child: tokio::process::Child,
-}
+pub(crate) use wazap_tests::ChildGateway;
 
-/// Start [`ChildGateway`] (it may not answer yet: each test polls it in its own way).
+/// Start [`ChildGateway`] from [`gateway_binary`] (it may not answer yet: each test polls it in
+/// its own way).
 pub(crate) fn spawn_gateway(stack: &Stack) -> anyhow::Result<ChildGateway> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = tokio::process::Command::new(gateway_binary()?)
-        .env("WAZAP_NATS_URL", nats_url())
-        .env("WAZAP_NATS_PREFIX", &stack.prefix)
-        .env("WAZAP_MCP_ADDR", &addr)
-        .env("WAZAP_OWNER_ADDR", "127.0.0.1:0")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child
-        .id()
-        .ok_or_else(|| anyhow::anyhow!("the gateway exited at once"))?;
-    Ok(ChildGateway {
-        addr,
-        pid,
-        _child: child,
-    })
+    ChildGateway::spawn(stack, &gateway_binary()?)
 }
 
 /// The `wazap-gateway` binary: `WAZAP_GATEWAY_BIN`, else the one beside this test's profile
