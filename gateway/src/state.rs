@@ -74,6 +74,9 @@ pub(crate) struct ListenerPolicy {
     pub(crate) hosts: HostPolicy,
     /// One permit per request in flight on this listener, counted per credential.
     pub(crate) permits: Arc<Permits>,
+    /// The OAuth authorization server `/mcp`'s metadata names: the owner listener's origin
+    /// (`WAZAP_OWNER_ORIGIN`).
+    pub(crate) authorization_server: String,
 }
 
 impl ListenerPolicy {
@@ -82,6 +85,7 @@ impl ListenerPolicy {
         Arc::new(Self {
             hosts: HostPolicy::new(public_hosts, bound_port),
             permits: Permits::new(config.mcp_max_concurrency),
+            authorization_server: config.owner_origin.clone(),
         })
     }
 }

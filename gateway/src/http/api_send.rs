@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
@@ -26,7 +26,7 @@ use wazap_shared::{ErrorCode, RpcError};
 
 use crate::error::ApiError;
 use crate::http::permits::BodyHold;
-use crate::http::{auth, host, limit};
+use crate::http::{auth, host, limit, resource};
 use crate::mcp::{DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT, describe_args_error};
 use crate::media::{Base64, locate};
 use crate::metrics;
@@ -49,6 +49,7 @@ pub(crate) fn routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) -> Rou
             limit::concurrency,
         ))
         .layer(from_fn_with_state(state, auth::require_grant))
+        .layer(from_fn(resource::challenge))
         .layer(from_fn_with_state(listener, host::guard))
 }
 

@@ -66,6 +66,13 @@ pub(crate) async fn require_grant(
     next.run(req).await
 }
 
+/// Whether the request carries a credential at all (an `Authorization` header, or one in the
+/// URL): a refusal then says the token is invalid, not only that one is needed.
+pub(crate) fn carries_credential(req: &Request) -> bool {
+    req.headers().contains_key(header::AUTHORIZATION)
+        || req.uri().query().is_some_and(has_url_credential)
+}
+
 /// The token of the one `Authorization: Bearer …` header (the scheme is case-insensitive, as
 /// RFC 7235 has it). Two `Authorization` headers are refused, not picked from: a proxy and the
 /// gateway could each read a different one.

@@ -65,12 +65,7 @@ pub(crate) async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
+    let host = request_host(&req);
     if !host.is_some_and(|h| listener.hosts.host_allowed(&h)) {
         tracing::warn!("refused a request with a Host that is not in WAZAP_PUBLIC_HOSTS");
         return refused("the Host header is not one of this server's public hosts");
@@ -85,6 +80,16 @@ pub(crate) async fn guard(
         }
     }
     next.run(req).await
+}
+
+/// The request's `Host` (HTTP/1.1), else its URI's authority (HTTP/2), as sent: what [`guard`]
+/// checks, and behind it the name this server was reached by.
+pub(crate) fn request_host(req: &Request) -> Option<String> {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
 }
 
 fn refused(message: &str) -> Response {

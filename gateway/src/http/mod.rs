@@ -16,12 +16,13 @@ pub(crate) mod host;
 pub(crate) mod limit;
 pub(crate) mod mcp_endpoint;
 pub(crate) mod permits;
+pub(crate) mod resource;
 pub(crate) mod serve;
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{any, get};
 
 use crate::state::{AppState, ListenerPolicy};
@@ -47,6 +48,19 @@ pub(crate) fn mcp_routes(state: Arc<AppState>, listener: Arc<ListenerPolicy>) ->
             limit::concurrency,
         ))
         .layer(from_fn_with_state(Arc::clone(&state), auth::require_grant))
+        .layer(from_fn(resource::challenge))
         .layer(from_fn_with_state(Arc::clone(&listener), host::guard))
-        .merge(api_send::routes(state, listener))
+        .merge(api_send::routes(state, Arc::clone(&listener)))
+        .merge(metadata_routes(listener))
+}
+
+/// `/mcp`'s Protected Resource Metadata (root and path-suffixed forms), behind the Host guard
+/// alone: a client reads it before it has a token.
+fn metadata_routes(listener: Arc<ListenerPolicy>) -> Router {
+    let path_suffixed = format!("{}/mcp", resource::METADATA_PATH);
+    Router::new()
+        .route(resource::METADATA_PATH, get(resource::metadata))
+        .route(&path_suffixed, get(resource::metadata))
+        .with_state(Arc::clone(&listener))
+        .layer(from_fn_with_state(listener, host::guard))
 }

@@ -21,12 +21,17 @@ async fn setup() -> Setup {
     Setup { signer, worker, gw }
 }
 
+/// 401 `unauthenticated`, its challenge naming `/mcp`'s metadata on the gateway's own host
+/// (`http`: a loopback one), and saying the token is invalid: every case here carries one.
 fn assert_unauthenticated(a: &Answer, what: &str) {
     assert_eq!(a.status, 401, "{what}: {}", a.body);
     assert_eq!(a.error_code(), "unauthenticated", "{what}");
-    assert_eq!(
-        a.headers["www-authenticate"], r#"Bearer error="invalid_token""#,
-        "{what}"
+    let challenge = a.headers["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with(r#"Bearer resource_metadata="http://127.0.0.1:"#)
+            && challenge
+                .ends_with(r#"/.well-known/oauth-protected-resource/mcp", error="invalid_token""#),
+        "{what}: {challenge}"
     );
 }
 
@@ -39,7 +44,18 @@ async fn bad_tokens_are_unauthenticated() {
         async move { mcp.call_raw("list_chats", json!({})).await }
     };
 
-    assert_unauthenticated(&call(None).await, "missing");
+    // No credential at all: the challenge names the metadata and no error (RFC 6750 §3.1).
+    let missing = call(None).await;
+    assert_eq!(
+        (missing.status.as_u16(), missing.error_code()),
+        (401, "unauthenticated")
+    );
+    let challenge = missing.headers["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with(r#"Bearer resource_metadata="http://127.0.0.1:"#)
+            && challenge.ends_with(r#"/.well-known/oauth-protected-resource/mcp""#),
+        "{challenge}"
+    );
     assert_unauthenticated(&call(Some("garbage".into())).await, "garbage");
     assert_unauthenticated(&call(Some("a.b.c".into())).await, "three garbage parts");
 
@@ -134,5 +150,46 @@ async fn worker_gone_after_start_is_worker_unavailable_fast() {
     );
     assert_eq!(result["isError"], true);
     assert_eq!(text_json(&result)["error"]["code"], "worker_unavailable");
+    s.gw.stop().await;
+}
+
+/// A client that only speaks OAuth finds the authorization server from a 401 alone: the
+/// challenge's `resource_metadata` URL answers, without a token, `/mcp`'s Protected Resource
+/// Metadata (RFC 9728) — the resource as reached, the owner listener as its authorization
+/// server, bearer tokens in the header only; the root form says the same; another `Host` is
+/// refused as on `/mcp`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_401_leads_to_the_resource_metadata() {
+    let s = setup().await;
+    let missing = Mcp::new(s.gw.mcp_url(), None)
+        .call_raw("list_chats", json!({}))
+        .await;
+    let challenge = missing.headers["www-authenticate"].to_str().unwrap();
+    let metadata_url = challenge
+        .strip_prefix(r#"Bearer resource_metadata=""#)
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{challenge}"));
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let root = metadata_url.trim_end_matches("/mcp").to_owned();
+    for url in [metadata_url.to_owned(), root] {
+        let r = http.get(&url).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["resource"], s.gw.mcp_url(), "{url}");
+        assert_eq!(
+            body["authorization_servers"],
+            json!(["http://localhost:8081"]),
+            "{url}"
+        );
+        assert_eq!(body["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(body["scopes_supported"], json!(["mcp"]));
+    }
+    let r = http
+        .get(metadata_url)
+        .header("host", "evil.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
     s.gw.stop().await;
 }

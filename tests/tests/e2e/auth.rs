@@ -213,7 +213,7 @@ async fn a_stopped_worker_is_worker_unavailable_within_a_second() -> anyhow::Res
 type Case<'a> = (&'a str, Vec<(&'a str, String)>, String);
 
 /// The forged and malformed tokens an attacker tries first, each refused at the edge with
-/// `401 unauthenticated` and `WWW-Authenticate: Bearer error="invalid_token"`, before anything
+/// `401 unauthenticated` and `WWW-Authenticate: Bearer resource_metadata="…", error="invalid_token"`, before anything
 /// but a key fetch reaches the worker.
 #[tokio::test]
 async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
@@ -296,13 +296,18 @@ async fn the_token_matrix_is_refused_before_the_worker() -> anyhow::Result<()> {
         ),
         ("token in the query", vec![], format!("{url}?token={good}")),
     ];
+    // Each carries a credential: the challenge names `/mcp`'s metadata and the invalid token.
+    let challenge = format!(
+        r#"Bearer resource_metadata="{}", error="invalid_token""#,
+        url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    );
     for (case, headers, to) in &cases {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (s, h, b) = post_raw(to, &headers, call()).await?;
         assert_eq!(code_of(s, &b), "401:unauthenticated", "{case}");
         assert_eq!(
             h.get("www-authenticate").map(|v| v.to_str().unwrap()),
-            Some(r#"Bearer error="invalid_token""#),
+            Some(challenge.as_str()),
             "{case}"
         );
     }
