@@ -128,6 +128,9 @@ async fn host_body_size_and_concurrency_limits_hold() -> anyhow::Result<()> {
         .nats
         .subscribe(stack.subjects.rpc(Some("default"), "list_chats"))
         .await?;
+    // The server has the subscription before any call is made (the gateway's requests come on
+    // another connection: without this they may find no responder and answer at once).
+    stack.nats.flush().await?;
     let nats = stack.nats.clone();
     // Counts the calls that reached the responder: each holds its permit until answered.
     let (arrived, mut reached) = tokio::sync::watch::channel(0usize);
