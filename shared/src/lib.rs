@@ -11,6 +11,7 @@ pub mod error;
 pub mod grant;
 pub mod ids;
 pub mod leak;
+pub mod oauth;
 pub mod subjects;
 pub mod telemetry;
 pub mod wire;
