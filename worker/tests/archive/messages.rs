@@ -413,3 +413,95 @@ async fn search_vectors_hold_the_texts_distinct_lexemes_in_order() {
     drop(client);
     h.finish().await;
 }
+
+/// A sender is named as the owner's phonebook names them — in a chat's page, a search hit and a
+/// wait alike (each looks the name up per row it returns, #29); another sender of the same
+/// chat, not in the phonebook, is not given that name.
+#[tokio::test]
+async fn senders_are_named_from_the_phonebook_in_reads_searches_and_waits() {
+    let h = Harness::start().await;
+    contact(&h, &phone(ANA), None, "Ana Lima").await;
+    h.sim(
+        sim_op::UPSERT_GROUP,
+        &UpsertGroup {
+            jid: GROUP.into(),
+            name: "Family".into(),
+            participants: vec![phone(ANA), phone(BEN)],
+        },
+    )
+    .await;
+    inject(
+        &h,
+        group_text(GROUP, &phone(ANA), "G1", at(1), "pancakes at nine"),
+    )
+    .await;
+    inject(
+        &h,
+        group_text(GROUP, &phone(BEN), "G2", at(2), "pancakes again"),
+    )
+    .await;
+    let v = viewer_all();
+    let group = chat_of_group(&h).await;
+    let ana = Some("Ana Lima".to_owned());
+    // Each tool's (text, sender name) pairs.
+    let check = |tool: &str, pairs: Vec<(String, Option<String>)>| {
+        let named: Vec<&str> = (pairs.iter())
+            .filter(|(_, name)| *name == ana)
+            .map(|(text, _)| text.as_str())
+            .collect();
+        assert_eq!(named, ["pancakes at nine"], "{tool}: {pairs:?}");
+    };
+
+    let page = read(&h, &v, req(&group)).await;
+    let pairs = page.messages.iter();
+    check(
+        "read_messages",
+        pairs
+            .map(|m| (m.text.clone(), m.sender.name.clone()))
+            .collect(),
+    );
+
+    let found = search_messages::handle(
+        &h.state,
+        &v,
+        SearchMessagesRequest {
+            query: "pancakes".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(found.count, 2);
+    let pairs = found.messages.iter();
+    check(
+        "search_messages",
+        pairs
+            .map(|m| (m.snippet.replace("**", ""), m.sender.name.clone()))
+            .collect(),
+    );
+
+    let cursor = Cursor {
+        archive_id: h.state.meta.archive_id.simple().to_string(),
+        position: 0,
+        account: "default".into(),
+    }
+    .encode();
+    let waited = wait_for_messages::handle(
+        &h.state,
+        &v,
+        WaitForMessagesRequest {
+            cursor: Some(cursor),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let pairs = waited.messages.iter();
+    check(
+        "wait_for_messages",
+        pairs
+            .map(|m| (m.text.clone(), m.sender.name.clone()))
+            .collect(),
+    );
+    h.finish().await;
+}

@@ -86,18 +86,16 @@ pub(crate) async fn page(
     let limit = p.push_opaque(i64::from(limit));
     let sql = format!(
         "select m.message_id, m.ts, m.kind, m.text, m.from_me, m.private,
-                coalesce(k.name, m.sender_name), coalesce(g.into_chat_id, m.sender_chat_id),
+                {sender}, coalesce(g.into_chat_id, m.sender_chat_id),
                 m.reply_to, {ATTACHMENT_COLUMNS}, m.mentions_me, m.edited, m.reactions
            from messages m
            left join chat_merges g
                   on g.account_id = m.account_id and g.from_chat_id = m.sender_chat_id
-           left join contacts k
-                  on k.account_id = m.account_id
-                 and k.chat_id = coalesce(g.into_chat_id, m.sender_chat_id)
            left join attachments a on a.account_id = m.account_id and a.message_id = m.message_id
           where m.account_id = {acc} and m.chat_id = {chat} and {cond}
           order by m.ts desc, m.position desc
-          limit {limit}"
+          limit {limit}",
+        sender = sender_name!("m"),
     );
     let stmt = db.prepare_cached(&sql).await?;
     let mut out: Vec<ReadMessage> = db

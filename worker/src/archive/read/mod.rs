@@ -3,6 +3,25 @@
 //! time bounds), so limits and paging stay exact. The RPC edge validates arguments and maps
 //! results onto wire types; these functions return rows or `None` for "no such thing".
 
+/// The SQL of a message's sender name as the owner knows it — the phonebook's, else the push
+/// name the message carried — for the messages (or hits) aliased `$t`, joined to their chat
+/// merges as `g`. A sub-select per row returned (one index probe each), never a join: joined,
+/// the planner hashed the whole phonebook, and could sort a whole chat, for a page of 50
+/// (2,000 contacts and 300,000 messages in a group: 220–234 ms against 0.24–0.27 ms, #29).
+macro_rules! sender_name {
+    ($t:literal) => {
+        concat!(
+            "coalesce((select k.name from contacts k where k.account_id = ",
+            $t,
+            ".account_id and k.chat_id = coalesce(g.into_chat_id, ",
+            $t,
+            ".sender_chat_id)), ",
+            $t,
+            ".sender_name)"
+        )
+    };
+}
+
 pub(crate) mod chats;
 pub(crate) mod messages;
 pub(crate) mod search;

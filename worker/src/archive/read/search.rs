@@ -229,18 +229,19 @@ pub(crate) async fn messages(
 const CAP: i64 = 1_000;
 
 /// The select list of both search statements over the hits `h` (column 15: the hit count).
-const OUTER: &str = "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone),
-                h.ts, h.kind, h.from_me, coalesce(k.name, h.sender_name),
-                coalesce(g.into_chat_id, h.sender_chat_id),
+const OUTER: &str = concat!(
+    "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone),
+                h.ts, h.kind, h.from_me, ",
+    sender_name!("h"),
+    ", coalesce(g.into_chat_id, h.sender_chat_id),
                 a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds,
                 h.text, n.count
-           from";
+           from"
+);
 
 /// The joins both search statements add to the hits `h`.
 const JOINS: &str = "left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
    left join chat_merges g on g.account_id = h.account_id and g.from_chat_id = h.sender_chat_id
-   left join contacts k on k.account_id = h.account_id
-         and k.chat_id = coalesce(g.into_chat_id, h.sender_chat_id)
    left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id";
 
 /// A search row of query `q` → a hit (rows are never private: the query filters them out).

@@ -90,20 +90,18 @@ pub(crate) async fn after(
     let limit = bound(&mut p, i64::try_from(q.limit).unwrap_or(i64::MAX));
     let sql = format!(
         "select m.message_id, m.ts, m.kind, m.text, m.from_me, m.private,
-                coalesce(k.name, m.sender_name), coalesce(g.into_chat_id, m.sender_chat_id),
+                {sender}, coalesce(g.into_chat_id, m.sender_chat_id),
                 m.reply_to, {ATTACHMENT_COLUMNS}, m.mentions_me, m.edited, m.reactions,
                 m.chat_id, m.position
            from messages m
            left join chat_merges g
                   on g.account_id = m.account_id and g.from_chat_id = m.sender_chat_id
-           left join contacts k
-                  on k.account_id = m.account_id
-                 and k.chat_id = coalesce(g.into_chat_id, m.sender_chat_id)
            left join attachments a on a.account_id = m.account_id and a.message_id = m.message_id
           where m.position > {lo} and m.position <= {hi} and m.account_id = {acc}
             and not m.from_me and {cond}
           order by m.position
-          limit {limit}"
+          limit {limit}",
+        sender = sender_name!("m"),
     );
     let stmt = db.prepare_cached(&sql).await?;
     Ok(db
