@@ -47,11 +47,7 @@ impl Args {
         db: &deadpool_postgres::Client,
         query: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
-        if self.look_up {
-            read::in_account(db, &self.account, CONTEXT, query).await
-        } else {
-            query.await
-        }
+        read::in_account_if(self.look_up, db, &self.account, CONTEXT, query).await
     }
 }
 

@@ -32,11 +32,7 @@ impl Scope {
         context: &'static str,
         query: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
-        if self.unchecked {
-            read::in_account(db, &self.account, context, query).await
-        } else {
-            query.await
-        }
+        read::in_account_if(self.unchecked, db, &self.account, context, query).await
     }
 }
 
@@ -110,11 +106,7 @@ impl RequestedScope {
                 .await
                 .context(context)
         };
-        let found = if self.look_up {
-            read::in_account(db, &self.account, context, find).await?
-        } else {
-            find.await?
-        };
+        let found = read::in_account_if(self.look_up, db, &self.account, context, find).await?;
         let chat = found
             .filter(|c| viewer.can_read_chat(&c.chat_id))
             .ok_or_else(no_chat)?;

@@ -91,20 +91,10 @@ async fn another_client_taking_over_stops_the_session_without_a_reconnect_loop()
         "{a}"
     );
     let (_, before) = net.handshakes();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(net.handshakes().1, before, "wazap reconnected by itself");
-    assert!(!net.is_online(OWNER, device));
+    stays_offline(&net, device, before, "wazap reconnected by itself").await;
 
     // The owner resumes from the dashboard: live again.
-    let a = linked
-        .owner
-        .post(&linked.gw, "/api/account", json!({"action": "resume"}))
-        .await?;
-    assert_eq!(a.status, 200, "{}", a.text);
-    account_until(&linked.owner, &linked.gw, Duration::from_secs(15), |a| {
-        a["state"] == "live"
-    })
-    .await?;
+    resume(&linked).await?;
     phone.stop().await;
     Ok(())
 }
@@ -160,19 +150,9 @@ async fn a_paused_account_stays_paused_when_the_worker_restarts() -> anyhow::Res
     linked.stack.start_worker().await?;
     let a = linked.owner.get(&linked.gw, "/api/account").await?;
     assert_eq!(a.json["state"], "paused", "{}", a.text);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(net.handshakes().1, before, "the restarted worker connected");
-    assert!(!net.is_online(OWNER, device));
+    stays_offline(&net, device, before, "the restarted worker connected").await;
 
-    let a = linked
-        .owner
-        .post(&linked.gw, "/api/account", json!({"action": "resume"}))
-        .await?;
-    assert_eq!(a.status, 200, "{}", a.text);
-    account_until(&linked.owner, &linked.gw, Duration::from_secs(15), |a| {
-        a["state"] == "live"
-    })
-    .await?;
+    resume(&linked).await?;
     assert!(net.is_online(OWNER, device));
     // Resumed is kept too: the next restart connects.
     linked.stack.stop_worker().await?;
@@ -182,5 +162,27 @@ async fn a_paused_account_stays_paused_when_the_worker_restarts() -> anyhow::Res
     })
     .await?;
     phone.stop().await;
+    Ok(())
+}
+
+/// For 2 s: no handshake after the `before`-th, and `device` offline on the network (`why`: what
+/// a handshake would mean).
+async fn stays_offline(net: &wanet::Network, device: u16, before: u64, why: &str) {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(net.handshakes().1, before, "{why}");
+    assert!(!net.is_online(OWNER, device));
+}
+
+/// The owner resumes the account from the dashboard; until it is `live` again (15 s at most).
+async fn resume(linked: &Linked) -> anyhow::Result<()> {
+    let a = linked
+        .owner
+        .post(&linked.gw, "/api/account", json!({"action": "resume"}))
+        .await?;
+    assert_eq!(a.status, 200, "{}", a.text);
+    account_until(&linked.owner, &linked.gw, Duration::from_secs(15), |a| {
+        a["state"] == "live"
+    })
+    .await?;
     Ok(())
 }

@@ -206,6 +206,22 @@ pub(crate) async fn in_account<T>(
     }
 }
 
+/// [`in_account`] when `check`, else `query` alone (an account already known to exist: the
+/// default one, or one a lookup has found).
+pub(crate) async fn in_account_if<T>(
+    check: bool,
+    db: &impl GenericClient,
+    account: &str,
+    context: &'static str,
+    query: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    if check {
+        in_account(db, account, context, query).await
+    } else {
+        query.await
+    }
+}
+
 /// A pooled connection for a read; a pool failure is `internal` (logged once with `context`).
 pub(crate) async fn connection(
     pool: &deadpool_postgres::Pool,
