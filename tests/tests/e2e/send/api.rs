@@ -140,11 +140,11 @@ async fn a_media_send_over_the_credentials_share_in_flight_is_busy() -> anyhow::
         body.to_string().into_bytes()
     };
 
-    // The first of eight identical sends is transmitted and acknowledged 25 s later; the other
+    // The first of eight identical sends is transmitted and acknowledged 40 s later; the other
     // seven, with its request_id and bytes, wait in the worker for its outcome. Each holds its
     // 8 MiB on the share.
     s.arm(ArmSendFault {
-        ack_delay_ms: Some(25_000),
+        ack_delay_ms: Some(40_000),
         ..Default::default()
     })
     .await?;
@@ -154,7 +154,9 @@ async fn a_media_send_over_the_credentials_share_in_flight_is_busy() -> anyhow::
         let (url, auth, body) = (url.clone(), auth.clone(), held.clone());
         sends.spawn(async move { post_raw(&url, &[("authorization", &auth)], body).await });
     }
-    let by = Instant::now() + Duration::from_secs(20);
+    // The eight 11 MiB bodies may take a while to arrive on a loaded machine (a full CI run
+    // once had the share still not full after 20 s); the probes stop well before the ack.
+    let by = Instant::now() + Duration::from_secs(35);
     while s.transmissions().await?.is_empty() {
         anyhow::ensure!(Instant::now() < by, "the held send was never transmitted");
         tokio::time::sleep(Duration::from_millis(50)).await;
