@@ -83,14 +83,9 @@ fn parse(uri: &str) -> Option<url::Url> {
         .flatten()
 }
 
-/// `localhost`, `127.0.0.0/8` or `[::1]`.
+/// Whether `url`'s host is a loopback one ([`crate::grant::is_loopback_host`]).
 fn is_loopback(url: &url::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    url.host_str().is_some_and(crate::grant::is_loopback_host)
 }
 
 /// An authorization request's PKCE: `code_challenge_method` must be `S256` (absent means

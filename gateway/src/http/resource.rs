@@ -16,6 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
+use wazap_shared::grant::is_loopback_host;
 
 use super::auth::carries_credential;
 use super::host::request_host;
@@ -102,22 +103,16 @@ fn origin(host: &str) -> String {
         Some((name, port)) if !port.contains(']') => (name, Some(port)),
         _ => (host.as_str(), None),
     };
-    let scheme = if is_loopback(name) { "http" } else { "https" };
+    let scheme = if is_loopback_host(name) {
+        "http"
+    } else {
+        "https"
+    };
     let default = if scheme == "http" { "80" } else { "443" };
     match port {
         Some(p) if p != default => format!("{scheme}://{name}:{p}"),
         _ => format!("{scheme}://{name}"),
     }
-}
-
-/// `localhost` (and its subdomains), `127.0.0.0/8` and `[::1]`.
-fn is_loopback(name: &str) -> bool {
-    let bare = name.trim_start_matches('[').trim_end_matches(']');
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || bare
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

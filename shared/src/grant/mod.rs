@@ -129,9 +129,48 @@ impl Presented {
     }
 }
 
+/// Whether `host` (a name or an IP address, IPv6 with or without its brackets, no port) is this
+/// machine's loopback: `localhost`, `127.0.0.0/8` or `::1`. The one rule wherever a host name is
+/// judged local (the NATS servers a worker trusts, the scheme of `/mcp`'s resource URL, an OAuth
+/// redirect URI allowed over plain http).
+pub fn is_loopback_host(host: &str) -> bool {
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
+    let host = bare.unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_are_localhost_and_loopback_addresses() {
+        for yes in [
+            "localhost",
+            "LocalHost",
+            "127.0.0.1",
+            "127.9.8.7",
+            "::1",
+            "[::1]",
+        ] {
+            assert!(is_loopback_host(yes), "{yes}");
+        }
+        for no in [
+            "localhost.evil.com",
+            "app.localhost",
+            "10.0.0.1",
+            "0.0.0.0",
+            "[::2]",
+            "[::1",
+            "example.com",
+            "",
+        ] {
+            assert!(!is_loopback_host(no), "{no}");
+        }
+    }
 
     #[test]
     fn the_token_and_the_loopback_fact_travel_in_headers() {

@@ -135,10 +135,7 @@ fn is_loopback_url(url: &str) -> bool {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => host_port.split(':').next().unwrap_or_default(),
     };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    wazap_shared::grant::is_loopback_host(host)
 }
 
 #[cfg(test)]
