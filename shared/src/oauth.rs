@@ -127,6 +127,50 @@ pub fn pkce_verifies(verifier: &str, challenge: &str) -> bool {
             == 0
 }
 
+/// How long an access token lives at most (the connection's own expiry may end it sooner).
+pub const ACCESS_TOKEN_SECS: i64 = 3_600;
+/// How long an authorization code may be redeemed.
+pub const CODE_SECS: i64 = 60;
+/// How long an authorization request waits for the owner's decision.
+pub const REQUEST_SECS: i64 = 600;
+/// How long a refresh token lives at most (the connection's own expiry may end it sooner).
+pub const REFRESH_SECS: i64 = 30 * 24 * 3_600;
+/// How long a dynamically registered client that the owner never approved is kept.
+pub const UNAPPROVED_CLIENT_SECS: i64 = 24 * 3_600;
+
+/// `uri` (a verified redirect URI) with `params` added to its query: where a code, a state or
+/// an error is sent back (RFC 6749 §4.1.2).
+pub fn redirect_to(uri: &str, params: &[(&str, &str)]) -> Option<String> {
+    let mut url = parse(uri)?;
+    {
+        let mut query = url.query_pairs_mut();
+        for (k, v) in params {
+            query.append_pair(k, v);
+        }
+    }
+    Some(url.into())
+}
+
+/// The host of `uri`, if it parses (the consent page names a logo's host, never loads it).
+pub fn uri_host(uri: &str) -> Option<String> {
+    parse(uri)?.host_str().map(str::to_owned)
+}
+
+/// Whether a token audience names a resource (RFC 8707): an absolute `http(s)` URL of a
+/// `/mcp` endpoint, without query, fragment or user info. Which resource a request reached is
+/// for the gateway to compare; this only tells such an audience from a malformed one.
+pub fn is_resource_audience(aud: &str) -> bool {
+    parse(aud).is_some_and(|u| {
+        matches!(u.scheme(), "http" | "https")
+            && u.host_str().is_some()
+            && u.path() == "/mcp"
+            && u.query().is_none()
+            && u.fragment().is_none()
+            && u.username().is_empty()
+            && u.password().is_none()
+    })
+}
+
 /// A public client's registration (RFC 7591 §2), the fields wazap reads; others are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientMetadata {
@@ -385,5 +429,41 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    #[test]
+    fn a_resource_audience_is_an_mcp_url() {
+        for yes in [
+            "https://wazap.example.com/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "https://wazap.example.com:8443/mcp",
+        ] {
+            assert!(is_resource_audience(yes), "{yes}");
+        }
+        for no in [
+            "wazap",
+            "https://wazap.example.com/",
+            "https://wazap.example.com/mcp/",
+            "https://wazap.example.com/mcp?x=1",
+            "https://wazap.example.com/mcp#f",
+            "https://u@wazap.example.com/mcp",
+            "ftp://wazap.example.com/mcp",
+            "",
+        ] {
+            assert!(!is_resource_audience(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_redirect_keeps_the_uris_query_and_adds_the_answer() {
+        assert_eq!(
+            redirect_to(
+                "https://c.example/cb?x=1",
+                &[("code", "a b"), ("state", "s&t")]
+            )
+            .as_deref(),
+            Some("https://c.example/cb?x=1&code=a+b&state=s%26t")
+        );
+        assert_eq!(redirect_to("not a uri", &[("code", "c")]), None);
     }
 }

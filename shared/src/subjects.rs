@@ -68,6 +68,18 @@ pub mod op {
     pub const OWNER_ADD_ACCOUNT: &str = "owner_add_account";
     /// Remove an account (keeping or deleting its archive).
     pub const OWNER_REMOVE_ACCOUNT: &str = "owner_remove_account";
+    /// A pending OAuth authorization request, for the consent page.
+    pub const OWNER_OAUTH_REQUEST: &str = "owner_oauth_request";
+    /// The owner's decision on a pending OAuth authorization request.
+    pub const OWNER_OAUTH_DECIDE: &str = "owner_oauth_decide";
+    /// OAuth (#28, `wire::oauth`): Dynamic Client Registration.
+    pub const OAUTH_REGISTER: &str = "oauth_register";
+    /// OAuth: check and keep an authorization request.
+    pub const OAUTH_AUTHORIZE: &str = "oauth_authorize";
+    /// OAuth: the token endpoint.
+    pub const OAUTH_TOKEN: &str = "oauth_token";
+    /// OAuth: the revocation endpoint.
+    pub const OAUTH_REVOKE: &str = "oauth_revoke";
 }
 
 /// The op names of `<prefix>.sim.<op>` (only served with `WAZAP_CONNECTOR=sim`).

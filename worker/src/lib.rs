@@ -19,6 +19,7 @@ pub mod grants;
 pub mod lease;
 pub mod memo;
 pub mod metrics;
+pub mod oauth;
 pub mod owner;
 pub mod rpc;
 pub mod send;

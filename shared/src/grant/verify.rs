@@ -1,6 +1,8 @@
 //! The one check of a wazap bearer token, run by gateways (to refuse early) and by the worker
-//! (which decides): an EdDSA JWT signed by a published key, audience `wazap`, with `exp` and
-//! `sub`, `exp` not passed and `nbf` (when present) reached, both within [`LEEWAY_SECS`].
+//! (which decides): an EdDSA JWT signed by a published key, audience `wazap` (a token of
+//! `connection create`) or a resource URL (one an OAuth client got: [`crate::oauth`]), with
+//! `exp` and `sub`, `exp` not passed and `nbf` (when present) reached, both within
+//! [`LEEWAY_SECS`]. Which resource a request reached only the gateway knows: it compares.
 //! Each refusal has one wording, safe to log and to send.
 //!
 //! Where the keys come from differs (a gateway fetches the JWKS over NATS, the worker reads
@@ -25,13 +27,16 @@ pub type Refusal = &'static str;
 
 /// The token has expired.
 pub const EXPIRED: Refusal = "the token has expired";
+/// The token's audience is neither `wazap` nor a resource URL, or a claim is missing.
+pub const NOT_A_GRANT: Refusal = "the token is not a wazap grant";
 /// The token's signing key is not published.
 pub const UNKNOWN_KEY: Refusal = "the token's signing key is unknown";
 
 static VALIDATION: LazyLock<Validation> = LazyLock::new(|| {
     let mut validation = Validation::new(Algorithm::EdDSA);
     validation.leeway = LEEWAY_SECS;
-    validation.set_audience(&[AUDIENCE]);
+    // Checked in `decode`: `wazap`, or a resource URL, which the library cannot express.
+    validation.validate_aud = false;
     validation.set_required_spec_claims(&["exp", "aud", "sub"]);
     // A token whose `nbf` is still ahead is refused like an expired one (within the leeway).
     validation.validate_nbf = true;
@@ -50,18 +55,22 @@ pub fn key_id(token: &str) -> Result<String, Refusal> {
 /// Verify `token` with `key` (the key its [`key_id`] names): signature, audience, expiry,
 /// `nbf`, required claims.
 pub fn decode(token: &str, key: &DecodingKey) -> Result<GrantClaims, Refusal> {
-    jsonwebtoken::decode::<GrantClaims>(token, key, &VALIDATION)
+    let claims = jsonwebtoken::decode::<GrantClaims>(token, key, &VALIDATION)
         .map(|data| data.claims)
         .map_err(|e| {
             use jsonwebtoken::errors::ErrorKind as K;
             match e.kind() {
                 K::ExpiredSignature => EXPIRED,
                 K::ImmatureSignature => "the token is not valid yet",
-                K::InvalidAudience | K::MissingRequiredClaim(_) => "the token is not a wazap grant",
+                K::InvalidAudience | K::MissingRequiredClaim(_) => NOT_A_GRANT,
                 K::InvalidSignature => "the token's signature is invalid",
                 _ => "the token is malformed",
             }
-        })
+        })?;
+    if claims.aud != AUDIENCE && !crate::oauth::is_resource_audience(&claims.aud) {
+        return Err(NOT_A_GRANT);
+    }
+    Ok(claims)
 }
 
 /// The verification key of one JWK, if it is a well-formed Ed25519 signing key.

@@ -6,6 +6,7 @@
 pub mod accounts;
 pub mod grants;
 pub mod message;
+pub mod oauth;
 pub mod owner;
 pub mod owner_sends;
 pub mod read;

@@ -120,6 +120,10 @@ pub struct OwnerConnection {
     pub read_scope: ReadScope,
     /// Where it may send.
     pub send_permission: SendPermission,
+    /// The OAuth client it was approved for (its client id), when it came from the consent
+    /// page rather than `connection create`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_client: Option<String>,
 }
 
 /// `owner_list_connections`' answer.

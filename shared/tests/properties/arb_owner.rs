@@ -54,12 +54,18 @@ pub(crate) fn session_info() -> impl Strategy<Value = SessionInfo> + Clone {
 pub(crate) fn owner_connection() -> impl Strategy<Value = OwnerConnection> + Clone {
     (
         (text(), text(), connection_kind(), any::<u32>(), instant()),
-        (instant(), of(instant()), read_scope(), send_permission()),
+        (
+            instant(),
+            of(instant()),
+            read_scope(),
+            send_permission(),
+            of(text()),
+        ),
     )
         .prop_map(
             |(
                 (id, name, kind, revision, created_at),
-                (expires_at, revoked_at, read_scope, send_permission),
+                (expires_at, revoked_at, read_scope, send_permission, oauth_client),
             )| OwnerConnection {
                 id,
                 name,
@@ -70,6 +76,7 @@ pub(crate) fn owner_connection() -> impl Strategy<Value = OwnerConnection> + Clo
                 revoked_at,
                 read_scope,
                 send_permission,
+                oauth_client,
             },
         )
 }

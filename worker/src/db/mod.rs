@@ -87,6 +87,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0022_account_paused",
         include_str!("migrations/0022_account_paused.sql"),
     ),
+    ("0023_oauth", include_str!("migrations/0023_oauth.sql")),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Pool, Transaction};
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
@@ -57,10 +57,12 @@ pub struct ConnectionRow {
     pub read_scope: ReadScope,
     /// Where it may send.
     pub send: SendPermission,
+    /// The OAuth client it was approved for, if it came from the consent page.
+    pub oauth_client: Option<String>,
 }
 
 const COLUMNS: &str = "connection_id, name, kind, created_at, expires_at, revoked_at, revision,
-     read_scope, send_mode, send_chats, send_revision";
+     read_scope, send_mode, send_chats, send_revision, oauth_client_id";
 
 /// Create a connection and sign its first token (revision 0). The token is returned once and
 /// never stored. Bad input is `invalid_argument` naming the field.
@@ -68,22 +70,47 @@ pub async fn create_connection(
     pool: &Pool,
     new: NewConnection,
 ) -> Result<(ConnectionRow, String), Error> {
+    let mut client = pool.get().await.context("create connection: database")?;
+    let tx = client
+        .transaction()
+        .await
+        .context("create connection: begin")?;
+    let conn = insert_connection(&tx, new, None).await?;
+    let claims = GrantClaims {
+        sub: conn.id.clone(),
+        rev: conn.revision,
+        aud: AUDIENCE.into(),
+        exp: conn.expires_at.timestamp(),
+        iat: Utc::now().timestamp(),
+        kind: conn.kind,
+    };
+    let token = issue_token(&tx, &claims)
+        .await
+        .context("create connection: sign")?;
+    tx.commit().await.context("create connection: commit")?;
+    Ok((conn, token))
+}
+
+/// Insert a connection (checked as [`create_connection`] says) in the caller's transaction,
+/// with no token: `oauth_client` names the OAuth client it is approved for, whose tokens come
+/// from the token endpoint.
+pub(crate) async fn insert_connection(
+    tx: &Transaction<'_>,
+    new: NewConnection,
+    oauth_client: Option<&str>,
+) -> Result<ConnectionRow, Error> {
     let name = validate_name(&new.name)?;
     if new.expires_at <= Utc::now() {
         return Err(Error::invalid("expires_at", "must be in the future"));
     }
     let scope = normalize_scope(new.read_scope)?;
     let id = format!("conn_{}", random_hex(8).context("connection id")?);
-    let mut client = pool.get().await.context("create connection: database")?;
-    let tx = client
-        .transaction()
-        .await
-        .context("create connection: begin")?;
     let row = tx
         .query_one(
             &format!(
-                "insert into connections (connection_id, name, kind, expires_at, read_scope)
-                 values ($1, $2, $3, $4, $5) returning {COLUMNS}"
+                "insert into connections
+                    (connection_id, name, kind, expires_at, read_scope, oauth_client_id)
+                 values ($1, $2, $3, $4, $5, $6) returning {COLUMNS}"
             ),
             &[
                 &id,
@@ -91,6 +118,7 @@ pub async fn create_connection(
                 &new.kind.as_str(),
                 &new.expires_at,
                 &Json(&scope),
+                &oauth_client,
             ],
         )
         .await
@@ -104,20 +132,13 @@ pub async fn create_connection(
     )
     .await
     .context("create connection: key counter")?;
-    let claims = GrantClaims {
-        sub: conn.id.clone(),
-        rev: conn.revision,
-        aud: AUDIENCE.into(),
-        exp: conn.expires_at.timestamp(),
-        iat: Utc::now().timestamp(),
-        kind: conn.kind,
-    };
-    let token = issue_token(&tx, &claims)
-        .await
-        .context("create connection: sign")?;
-    tx.commit().await.context("create connection: commit")?;
-    tracing::info!(connection.id = %conn.id, kind = conn.kind.as_str(), "connection created");
-    Ok((conn, token))
+    tracing::info!(
+        connection.id = %conn.id,
+        kind = conn.kind.as_str(),
+        oauth = oauth_client.is_some(),
+        "connection created"
+    );
+    Ok(conn)
 }
 
 /// Every connection, oldest first, revoked and expired ones included.
@@ -317,6 +338,7 @@ fn from_row(row: &Row) -> anyhow::Result<ConnectionRow> {
             chats: row.try_get("send_chats")?,
             revision: u32::try_from(row.try_get::<_, i32>("send_revision")?)?,
         },
+        oauth_client: row.try_get("oauth_client_id")?,
     })
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Pool, Transaction};
 use tokio_postgres::types::Json;
 use wazap_shared::ErrorCode;
 use wazap_shared::ids::is_chat_id;
@@ -59,6 +59,17 @@ pub async fn set_send_permission(
         .transaction()
         .await
         .context("send permission: begin")?;
+    let permission = set_on(&tx, &edit).await?;
+    tx.commit().await.context("send permission: commit")?;
+    Ok(permission)
+}
+
+/// [`set_send_permission`] in the caller's transaction (the consent page sets the first
+/// permission of the connection it creates), which the caller commits.
+pub(crate) async fn set_on(
+    tx: &Transaction<'_>,
+    edit: &PermissionEdit,
+) -> Result<SendPermission, PermissionError> {
     let row = tx
         .query_opt(
             "select c.revision, c.send_revision, c.read_scope,
@@ -131,7 +142,6 @@ pub async fn set_send_permission(
         )
         .await
         .context("send permission: update")?;
-    tx.commit().await.context("send permission: commit")?;
     let permission = SendPermission {
         mode: send_mode(row.get(0)).context("send permission: decode")?,
         chats: row.get(1),

@@ -29,6 +29,7 @@ pub fn to_owner(row: ConnectionRow) -> OwnerConnection {
         revoked_at: row.revoked_at,
         read_scope: row.read_scope,
         send_permission: row.send,
+        oauth_client: row.oauth_client,
     }
 }
 

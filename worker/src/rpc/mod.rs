@@ -37,7 +37,8 @@ pub mod get_attachment;
 pub mod get_send_status;
 pub mod jwks;
 pub mod list_chats;
-pub mod owner_ops;
+mod oauth_ops;
+mod owner_ops;
 pub mod ping;
 pub mod read_messages;
 mod scope;
@@ -248,6 +249,11 @@ pub async fn dispatch(
             granted_read::<GetSendStatus>(state, grant, payload, get_send_status::handle).await
         }
         owner if owner.starts_with("owner_") => owner_ops::dispatch(state, owner, payload)
+            .await
+            .unwrap_or_else(|| {
+                finish::<()>(Err(Error::new(ErrorCode::NotFound, "unknown operation")))
+            }),
+        oauth if oauth.starts_with("oauth_") => oauth_ops::dispatch(state, oauth, payload)
             .await
             .unwrap_or_else(|| {
                 finish::<()>(Err(Error::new(ErrorCode::NotFound, "unknown operation")))

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wazap_shared::subjects::op;
 use wazap_shared::wire::accounts::{AddAccountRequest, RemoveAccountRequest};
+use wazap_shared::wire::oauth::{ConsentDecision, ConsentRequest};
 use wazap_shared::wire::owner::{
     AccountActionCall, AccountRef, ChatsRequest, ConnectionList, CreateConnectionRequest, Empty,
     LoginRequest, OwnerAnswer, OwnerCall, ReadScopeRequest, RevokeRequest, RotateRequest,
@@ -16,6 +17,7 @@ use wazap_shared::wire::owner::{
 use super::{decode, finish};
 use crate::error::Error;
 use crate::grants::{self, NewConnection};
+use crate::oauth;
 use crate::owner::session::{self, Checked, Session};
 use crate::owner::source::Source;
 use crate::owner::{account, chats, connections, policy, sends};
@@ -168,6 +170,22 @@ pub(super) async fn dispatch(
         op::OWNER_REMOVE_ACCOUNT => {
             run::<RemoveAccountRequest, _>(state, payload, Write, async |call, _| {
                 account::remove(db, call.body).await.map(OwnerAnswer::Done)
+            })
+            .await
+        }
+        op::OWNER_OAUTH_REQUEST => {
+            run::<ConsentRequest, _>(state, payload, Read, async |call, _| {
+                oauth::consent::view(db, &call.body.request)
+                    .await
+                    .map(OwnerAnswer::Done)
+            })
+            .await
+        }
+        op::OWNER_OAUTH_DECIDE => {
+            run::<ConsentDecision, _>(state, payload, Write, async |call, _| {
+                oauth::consent::decide(db, call.body)
+                    .await
+                    .map(OwnerAnswer::Done)
             })
             .await
         }
