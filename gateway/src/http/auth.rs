@@ -1,7 +1,9 @@
 //! Bearer authentication of the MCP listener: verifies the grant JWT and puts a
 //! [`VerifiedGrant`] into the request extensions, where `/mcp` takes it for the tools
-//! ([`crate::mcp::CallContext`]) and `/api/send/*` extracts it. Credentials in the URL are
-//! refused and never logged; tokens are never logged.
+//! ([`crate::mcp::CallContext`]) and `/api/send/*` extracts it. A token's audience is `wazap`,
+//! or the `/mcp` URL an OAuth client asked for, which must be the one this request reached:
+//! only the gateway knows which that is. Credentials in the URL are refused and never logged;
+//! tokens are never logged.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,8 +13,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::header;
 use wazap_shared::ErrorCode;
-use wazap_shared::grant::{ConnectionKind, VerifiedGrant};
+use wazap_shared::grant::{AUDIENCE, ConnectionKind, VerifiedGrant};
 
+use super::host::request_host;
+use super::resource::resource_url;
 use crate::error::ApiError;
 use crate::jwks::VerifyError;
 use crate::state::AppState;
@@ -48,6 +52,16 @@ pub(crate) async fn require_grant(
             .into_response();
         }
     };
+    // A token an OAuth client got names the resource it was asked for (RFC 8707): it is good
+    // only at that `/mcp`, as reached through this request's `Host` (one of the listener's own,
+    // checked in front). `wazap` tokens (`connection create`) are good at every one.
+    if claims.aud != AUDIENCE {
+        let reached = request_host(&req).map(|host| resource_url(&host));
+        if reached.as_deref() != Some(claims.aud.as_str()) {
+            tracing::info!(connection.id = %claims.sub, "token for another resource refused");
+            return unauthenticated("the token was issued for another resource");
+        }
+    }
     let loopback = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -193,3 +193,48 @@ async fn a_401_leads_to_the_resource_metadata() {
     assert_eq!(r.status(), 403);
     s.gw.stop().await;
 }
+
+/// A token an OAuth client got names the resource it asked for (RFC 8707): it works at that
+/// `/mcp` as reached, and nowhere else — not at another server's, and not through another of
+/// this listener's own host names — refused 401 with the challenge.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_token_works_only_at_its_resource() {
+    let s = setup().await;
+    let url = s.gw.mcp_url();
+    let mut ours = Signer::claims("conn_oauth");
+    ours.aud = url.clone();
+    let ours = s.signer.sign(&ours);
+    let result = Mcp::new(url.clone(), Some(ours.clone()))
+        .call("list_chats", json!({}))
+        .await;
+    assert_eq!(result["isError"], false);
+
+    let mut theirs = Signer::claims("conn_oauth");
+    theirs.aud = "https://other.example/mcp".into();
+    let a = Mcp::new(url.clone(), Some(s.signer.sign(&theirs)))
+        .call_raw("list_chats", json!({}))
+        .await;
+    assert_unauthenticated(&a, "another server's resource");
+    assert_eq!(
+        a.body["error"]["message"],
+        "the token was issued for another resource"
+    );
+
+    // `localhost:<port>` is one of the listener's hosts too, but another resource URL.
+    let localhost = format!("localhost:{}", s.gw.addr.port());
+    let a = Mcp::new(url, Some(ours))
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "list_chats", "arguments": {}}}),
+            &[("Host", localhost.as_str())],
+        )
+        .await;
+    assert_eq!(a.status, 401, "{}", a.body);
+    assert_eq!(
+        a.body["error"]["message"],
+        "the token was issued for another resource"
+    );
+    let grants = s.worker.state.grants.lock().unwrap().clone();
+    assert_eq!(grants.len(), 1, "only the call at its own resource");
+    s.gw.stop().await;
+}
