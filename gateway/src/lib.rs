@@ -15,6 +15,7 @@ mod jwks;
 mod mcp;
 mod media;
 mod metrics;
+mod oauth;
 mod objects;
 mod owner;
 mod send;
@@ -65,14 +66,15 @@ pub async fn run(
     let refresher = state.keys.spawn_refresher(shutdown.child_token());
     let mcp_policy = ListenerPolicy::new(&config, &config.public_hosts, local.port());
     tracing::info!(addr = %local, "MCP listener serving /mcp, /healthz, /readyz");
-    let mcp_app = http::router(Arc::clone(&state), mcp_policy);
+    let mcp_app = http::router(Arc::clone(&state), Arc::clone(&mcp_policy));
     let served_mcp = http::serve::serve(mcp, mcp_app, &shutdown);
     let served_owner = async {
         let Some(listener) = owner else {
             return Ok(());
         };
         let addr = listener.local_addr()?;
-        let app = owner::owner_listener(&config, state, addr.port());
+        // A's hosts too: the owner listener's authorization endpoint names every `/mcp` URL.
+        let app = owner::owner_listener(&config, state, addr.port(), &mcp_policy);
         tracing::info!(addr = %addr, "owner listener serving the owner dashboard, /mcp");
         http::serve::serve(listener, app, &shutdown).await
     };

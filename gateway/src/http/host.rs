@@ -46,6 +46,11 @@ impl HostPolicy {
         Self { hosts, origins }
     }
 
+    /// The accepted `Host` values (lower-cased, each entry with and without the bound port).
+    pub(crate) fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
     /// Whether `host` (a `Host` header value) is accepted.
     pub(crate) fn host_allowed(&self, host: &str) -> bool {
         let host = host.trim().to_ascii_lowercase();

@@ -25,6 +25,7 @@ use wazap_shared::{ErrorCode, RpcError};
 use crate::bus::Bus;
 use crate::config::{Config, TrustedProxies};
 use crate::error::ApiError;
+use crate::http::resource::resource_url;
 use crate::state::{AppState, ListenerPolicy};
 
 /// The header a page's script sends with every write.
@@ -45,22 +46,48 @@ pub(crate) struct OwnerState {
     secure: bool,
     /// `WAZAP_TRUSTED_PROXIES`: whose `X-Forwarded-For` names a login's source.
     trusted_proxies: TrustedProxies,
+    /// The `/mcp` URLs of this deployment, one per accepted `Host` of either listener: what an
+    /// authorization request's `resource` may name (only the gateway knows its hosts).
+    resources: Vec<String>,
 }
 
-/// The owner listener's app: the owner routes, and `/mcp` and `/api/send/*` on the process's
-/// `state` under B's own Host rule and permits ([`ListenerPolicy`]).
-pub(crate) fn owner_listener(config: &Config, state: Arc<AppState>, bound_port: u16) -> Router {
+/// The owner listener's app: the owner routes, the OAuth authorization server's public
+/// endpoints ([`crate::oauth`], behind B's Host rule alone), and `/mcp` and `/api/send/*` on the
+/// process's `state` under B's own Host rule and permits ([`ListenerPolicy`]). `mcp` is the MCP
+/// listener's policy: its hosts name `/mcp` URLs a token may be asked for.
+pub(crate) fn owner_listener(
+    config: &Config,
+    state: Arc<AppState>,
+    bound_port: u16,
+    mcp: &ListenerPolicy,
+) -> Router {
     let origin = config.owner_origin.clone();
     let (scheme, host) = origin.split_once("://").unwrap_or(("http", &origin));
+    let listener = ListenerPolicy::new(config, &[host.to_owned()], bound_port);
     let owner = Arc::new(OwnerState {
         bus: state.bus.clone(),
         host: host.to_owned(),
         secure: scheme == "https",
         origin: origin.clone(),
         trusted_proxies: config.trusted_proxies.clone(),
+        resources: resources(mcp, &listener),
     });
-    let listener = ListenerPolicy::new(config, std::slice::from_ref(&owner.host), bound_port);
-    routes::router(owner).merge(crate::http::mcp_routes(state, listener))
+    let oauth = crate::oauth::routes(&origin, state.bus.clone(), Arc::clone(&listener));
+    routes::router(owner)
+        .merge(oauth)
+        .merge(crate::http::mcp_routes(state, listener))
+}
+
+/// The canonical `/mcp` URL of every `Host` either listener accepts (RFC 8707 resources).
+fn resources(mcp: &ListenerPolicy, owner: &ListenerPolicy) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for host in mcp.hosts.hosts().iter().chain(owner.hosts.hosts()) {
+        let url = resource_url(host);
+        if !out.contains(&url) {
+            out.push(url);
+        }
+    }
+    out
 }
 
 impl OwnerState {
@@ -181,6 +208,26 @@ impl IntoResponse for OwnerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resources_are_every_accepted_hosts_mcp_url_once() {
+        let config =
+            Config::from_source(&std::collections::HashMap::<&str, &str>::new()).expect("config");
+        let hosts = |h: &[&str]| h.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>();
+        let mcp = ListenerPolicy::new(&config, &hosts(&["localhost", "wazap.example.com"]), 8080);
+        let owner =
+            ListenerPolicy::new(&config, &hosts(&["localhost:8080", "127.0.0.1:8081"]), 8081);
+        assert_eq!(
+            resources(&mcp, &owner),
+            [
+                "http://localhost/mcp",
+                "http://localhost:8080/mcp",
+                "https://wazap.example.com/mcp",
+                "https://wazap.example.com:8080/mcp",
+                "http://127.0.0.1:8081/mcp",
+            ]
+        );
+    }
 
     #[test]
     fn cookies_are_host_only_and_secure_behind_https() {

@@ -6,6 +6,8 @@ mod auth;
 mod guards;
 mod malformed_media;
 mod media_store;
+mod oauth;
+mod oauth_support;
 mod send;
 mod send_api;
 mod send_leak;

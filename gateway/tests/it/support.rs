@@ -119,6 +119,8 @@ pub(crate) struct FakeState {
     /// When set, `ping` answers `worker_unavailable` with this message (a worker whose
     /// supervised task is down).
     pub(crate) not_ready: Mutex<Option<String>>,
+    /// OAuth and owner RPCs received: (op, JSON body), in order.
+    pub(crate) oauth: Mutex<Vec<(String, Value)>>,
 }
 
 /// A fake worker answering `<prefix>.rpc.*`.
@@ -145,6 +147,7 @@ impl FakeWorker {
             release: Notify::new(),
             sends: Mutex::new(Vec::new()),
             not_ready: Mutex::new(None),
+            oauth: Mutex::new(Vec::new()),
         });
         let stop = CancellationToken::new();
         let (st, stop2) = (Arc::clone(&state), stop.clone());
@@ -312,6 +315,13 @@ async fn answer(op: &str, payload: &[u8], st: &FakeState, keys: Vec<Jwk>) -> byt
             })
         }
         op::SEND_CHECK => crate::send_support::check(payload),
+        op::OAUTH_REGISTER
+        | op::OAUTH_AUTHORIZE
+        | op::OAUTH_TOKEN
+        | op::OAUTH_REVOKE
+        | op::OWNER_SESSION
+        | op::OWNER_OAUTH_REQUEST
+        | op::OWNER_OAUTH_DECIDE => crate::oauth_support::answer(op, payload, st),
         op::SEND_MESSAGE | op::SEND_MEDIA | op::SEND_VOICE_NOTE | op::GET_SEND_STATUS => {
             crate::send_support::answer(op, payload, st).await
         }
@@ -325,6 +335,8 @@ async fn answer(op: &str, payload: &[u8], st: &FakeState, keys: Vec<Jwk>) -> byt
 /// A gateway running in this process.
 pub(crate) struct Gateway {
     pub(crate) addr: SocketAddr,
+    /// The owner listener's address, when it serves one ([`Gateway::start_with_owner`]).
+    pub(crate) owner: Option<SocketAddr>,
     shutdown: CancellationToken,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
@@ -332,6 +344,16 @@ pub(crate) struct Gateway {
 impl Gateway {
     /// Start a gateway under `prefix` with extra environment `env`.
     pub(crate) async fn start(prefix: &str, env: &[(&str, &str)]) -> Self {
+        Self::launch(prefix, env, false).await
+    }
+
+    /// The same with an owner listener too, on another random port of 127.0.0.1, which is
+    /// `WAZAP_OWNER_ORIGIN`'s.
+    pub(crate) async fn start_with_owner(prefix: &str, env: &[(&str, &str)]) -> Self {
+        Self::launch(prefix, env, true).await
+    }
+
+    async fn launch(prefix: &str, env: &[(&str, &str)], with_owner: bool) -> Self {
         // Logs on stderr with TEST_LOG; the leak scan's capture whenever WAZAP_LEAK_DIR is set.
         wazap_shared::telemetry::init_for_tests(
             "gateway-test",
@@ -343,13 +365,27 @@ impl Gateway {
         for (k, v) in env {
             vars.insert((*k).into(), (*v).into());
         }
+        let owner = if with_owner {
+            let owner = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let origin = format!("http://{}", owner.local_addr().unwrap());
+            vars.insert("WAZAP_OWNER_ORIGIN".into(), origin);
+            Some(owner)
+        } else {
+            None
+        };
+        let owner_addr = owner.as_ref().map(|o| o.local_addr().unwrap());
         let config = wazap_gateway::Config::from_source(&vars).expect("config");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
-        let task = tokio::spawn(wazap_gateway::run(config, listener, shutdown.clone()));
+        let listeners = wazap_gateway::Listeners {
+            mcp: listener,
+            owner,
+        };
+        let task = tokio::spawn(wazap_gateway::run(config, listeners, shutdown.clone()));
         Self {
             addr,
+            owner: owner_addr,
             shutdown,
             task: Some(task),
         }

@@ -115,13 +115,20 @@ function picker(root, opts) {
   return { name: (id) => names.get(id) || id, reload: load };
 }
 
+// Where a login goes: back to the consent page that sent the owner here, and nowhere else a
+// `next` may name (no open redirect), else the connections page.
+function afterLogin() {
+  const next = new URLSearchParams(location.search).get("next");
+  return next && /^\/oauth\/consent\?request=[A-Za-z0-9_-]{1,64}$/.test(next) ? next : "/connections";
+}
+
 function loginPage() {
   const form = $("#login-form");
   if (!form) return;
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const res = await api("POST", "/api/login", { password: $("#password").value });
-    if (res.ok) { location.assign("/connections"); return; }
+    if (res.ok) { location.assign(afterLogin()); return; }
     $("#password").value = "";
     say(res.status === 429 ? "Too many failed attempts; wait a little and try again." :
         res.status === 401 ? "Wrong password." : failure(res), "error");
@@ -368,6 +375,90 @@ function scopeEditor(data, saved) {
   });
 }
 
+// The account a chat id names: `c_<hash>-<account>`, or the default account's `c_<hash>`
+// (a hash is letters and digits, so the first "-" begins the account).
+function accountOf(chatId) {
+  const at = chatId.indexOf("-");
+  return at < 0 ? "default" : chatId.slice(at + 1);
+}
+
+// The consent page's read scope: all chats (the default account's, as the create form's), or
+// the chats picked; chats of several accounts get a rule per account, as the connection page
+// saves them.
+function consentScope(mode, picked) {
+  if (mode === "all") return { chats: { mode: "all" } };
+  const byAccount = new Map();
+  for (const id of picked) {
+    const a = accountOf(id);
+    if (!byAccount.has(a)) byAccount.set(a, []);
+    byAccount.get(a).push(id);
+  }
+  const accounts = Array.from(byAccount.keys());
+  if (accounts.length === 1) {
+    const body = { chats: { mode: "selected", chats: byAccount.get(accounts[0]) } };
+    if (accounts[0] !== "default") body.accounts = { mode: "only", accounts };
+    return body;
+  }
+  return {
+    chats: { mode: "all" },
+    accounts: { mode: "only", accounts },
+    per_account: Object.fromEntries(accounts.map((a) => [a, { chats: { mode: "selected", chats: byAccount.get(a) } }])),
+  };
+}
+
+// The consent page: approve (a new connection with the name, expiry, read scope and send
+// permission chosen here) or deny; either way the worker answers where the browser goes next,
+// the client's redirect URI with the code or access_denied.
+function consentPage(data) {
+  const form = $("#consent-form");
+  const sets = { read: new Set(), send: new Set() };
+  const picks = { read: null, send: null };
+  const choice = (name) => $('input[name="' + name + '"]:checked', form).value;
+  function refresh() {
+    for (const part of ["read", "send"]) {
+      const listed = choice(part) === "selected";
+      $("#" + part + "-picker").hidden = !listed;
+      $("#" + part + "-picked").hidden = !listed;
+      if (listed && !picks[part]) {
+        picks[part] = picker($("#" + part + "-picker"), { prefix: part + "-", selected: sets[part], onChange: refresh });
+      }
+      $("#" + part + "-count").textContent = String(sets[part].size);
+      const names = Array.from(sets[part]).map((id) => picks[part] ? picks[part].name(id) : id);
+      $("#" + part + "-names").textContent = names.length ? "(" + names.join(", ") + ")" : "";
+    }
+  }
+  $$('input[type="radio"]', form).forEach((r) => r.addEventListener("change", refresh));
+  refresh();
+  const buttons = [$("#approve"), $("#deny")];
+  async function decide(approve) {
+    const body = { request: data.request, approve };
+    if (approve) {
+      const fd = new FormData(form);
+      const readMode = choice("read");
+      const sendMode = choice("send");
+      if (readMode === "selected" && sets.read.size === 0) { say("Pick the chats it may read, or choose all chats.", "error"); return; }
+      if (sendMode === "selected" && sets.send.size === 0) { say("Pick the chats it may send to, or choose nowhere.", "error"); return; }
+      body.name = String(fd.get("name")).trim() || data.default_name;
+      body.expires_at = new Date(Date.now() + Number(fd.get("days")) * 86400000).toISOString();
+      body.read_scope = consentScope(readMode, sets.read);
+      body.send_mode = sendMode;
+      body.send_chats = sendMode === "selected" ? Array.from(sets.send) : [];
+    }
+    buttons.forEach((b) => { b.disabled = true; });
+    const res = await api("POST", "/api/oauth/decide", body);
+    // Only ever an http(s) URL (the worker sends only to a verified redirect URI).
+    if (!res.ok || !res.data || !/^https?:\/\//i.test(res.data.redirect || "")) {
+      buttons.forEach((b) => { b.disabled = false; });
+      say(failure(res), "error");
+      return;
+    }
+    say(approve ? "Approved; returning to the AI client…" : "Denied; returning to the AI client…", "ok");
+    location.assign(res.data.redirect);
+  }
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); decide(true); });
+  $("#deny").addEventListener("click", () => decide(false));
+}
+
 function policyPage(data) {
   const selected = new Set(data.selected);
   let revision = data.revision;
@@ -477,4 +568,5 @@ document.addEventListener("DOMContentLoaded", () => {
   const data = pageData();
   if (data && data.kind === "permissions") permissionsPage(data);
   if (data && data.kind === "policy") policyPage(data);
+  if (data && data.kind === "consent") consentPage(data);
 });

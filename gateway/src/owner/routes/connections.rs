@@ -1,6 +1,7 @@
 //! AI connections: the list page with the create form, and the API to list, create (token
 //! shown once), rotate (new credential revision, new token once, send permission reset),
-//! change the read scope (the same) and revoke.
+//! change the read scope (the same) and revoke. A connection an OAuth client was approved for
+//! on the consent page names its client id.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -173,10 +174,17 @@ pub(super) async fn page(State(state): State<Arc<OwnerState>>, headers: HeaderMa
         };
         let _ = write!(
             rows,
-            r#"<tr data-connection="{id}"><th scope="row">{name}</th><td>{kind}</td><td><span class="state {status}">{status}</span></td><td>{scope}</td><td>{send}</td><td><time datetime="{exp}">{exp_short}</time></td><td class="actions">{actions}</td></tr>"#,
+            r#"<tr data-connection="{id}"><th scope="row">{name}</th><td>{kind}{oauth}</td><td><span class="state {status}">{status}</span></td><td>{scope}</td><td>{send}</td><td><time datetime="{exp}">{exp_short}</time></td><td class="actions">{actions}</td></tr>"#,
             id = esc(&c.id),
             name = esc(&c.name),
             kind = c.kind.as_str(),
+            oauth = c
+                .oauth_client
+                .as_deref()
+                .map_or_else(String::new, |client| format!(
+                    r#"<br><small class="oauth">OAuth: <code>{}</code></small>"#,
+                    esc(client)
+                )),
             scope = esc(&scope_summary(&c.read_scope)),
             exp = esc(&c.expires_at.to_rfc3339()),
             exp_short = esc(&c.expires_at.format("%Y-%m-%d").to_string()),

@@ -2,7 +2,9 @@
 //! (list, create, rotate, revoke, read scope), [`permissions`] (the send-permission and
 //! read-scope editors and DESIGN §6 body, the chat list they search), [`account`] (state,
 //! pairing with an SVG QR, pause/resume/unlink), [`policy`] (excluded chats, `#private`),
-//! [`sends`] (journal rows and refused attempts), and the static script and stylesheet.
+//! [`sends`] (journal rows and refused attempts), [`consent`] (OAuth's authorization endpoint
+//! and the consent page that turns an approved client into an AI connection), and the static
+//! script and stylesheet.
 //!
 //! Pages are GETs and never change anything; every write is a JSON `POST` sent by the page's
 //! script with the `X-CSRF-Token` header.
@@ -10,6 +12,7 @@
 mod account;
 mod accounts;
 mod connections;
+mod consent;
 mod login;
 mod permissions;
 mod policy;
@@ -62,6 +65,9 @@ pub(crate) fn router(state: Arc<OwnerState>) -> Router {
         .route("/api/accounts/remove", post(accounts::remove))
         .route("/policy", get(policy::page))
         .route("/api/policy", get(policy::get).post(policy::set))
+        .route(crate::oauth::AUTHORIZE_PATH, get(consent::authorize))
+        .route(crate::oauth::CONSENT_PATH, get(consent::page))
+        .route("/api/oauth/decide", post(consent::decide))
         .route("/sends", get(sends::page))
         .route("/api/sends", get(sends::list))
         .route("/static/app.js", get(script))
@@ -87,10 +93,25 @@ fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, OwnerError> {
 
 /// A page's session: its CSRF token, or a redirect to `/login`.
 async fn page_session(state: &OwnerState, headers: &HeaderMap) -> Result<String, Response> {
+    session_or_login(state, headers, None).await
+}
+
+/// A page's session: its CSRF token, or a redirect to `/login`, with `?next=` when `next` is
+/// given: the login page goes there afterwards if it is a consent page's path (its script's
+/// rule, which allows nothing else: no open redirect).
+async fn session_or_login(
+    state: &OwnerState,
+    headers: &HeaderMap,
+    next: Option<&str>,
+) -> Result<String, Response> {
     match state.call::<OwnerSession, _, _>(headers, Empty {}).await {
         Ok(s) => Ok(s.csrf),
         Err(OwnerError::Rpc(e)) if e.code == ErrorCode::Unauthenticated => {
-            Err(Redirect::to("/login").into_response())
+            let to = next.map_or_else(
+                || "/login".to_owned(),
+                |n| format!("/login?next={}", crate::oauth::form::encode(n)),
+            );
+            Err(Redirect::to(&to).into_response())
         }
         Err(e) => Err(e.into_response()),
     }
