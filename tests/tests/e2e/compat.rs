@@ -9,6 +9,7 @@
 //! `wazap-stdio` crate's integration tests make cargo build its binary); when absent it is built
 //! here.
 
+mod oauth;
 mod refusal;
 
 use std::path::{Path, PathBuf};
