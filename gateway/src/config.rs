@@ -19,6 +19,9 @@ pub const TRUSTED_PROXIES: &str = "WAZAP_TRUSTED_PROXIES";
 pub const MCP_MAX_CONCURRENCY: &str = "WAZAP_MCP_MAX_CONCURRENCY";
 /// `WAZAP_MCP_BODY_BUDGET_MIB`.
 pub const MCP_BODY_BUDGET_MIB: &str = "WAZAP_MCP_BODY_BUDGET_MIB";
+/// `WAZAP_OAUTH_PRIVATE_DOCUMENTS`: fetch OAuth client metadata documents from private and
+/// loopback addresses too (tests; a client on the same private network). Off by default (SSRF).
+pub const OAUTH_PRIVATE_DOCUMENTS: &str = "WAZAP_OAUTH_PRIVATE_DOCUMENTS";
 /// `WAZAP_OUTBOUND`.
 pub const OUTBOUND: &str = "WAZAP_OUTBOUND";
 /// `WAZAP_ATTACHMENTS`.
@@ -60,6 +63,9 @@ pub struct Config {
     /// Bytes of request bodies being read or handled at once, both listeners together; more get
     /// `busy`.
     pub body_budget_bytes: usize,
+    /// Whether OAuth client metadata documents may be fetched from private and loopback
+    /// addresses (`WAZAP_OAUTH_PRIVATE_DOCUMENTS`, off by default).
+    pub oauth_private_documents: bool,
     /// Whether send tools and `/api/send/*` exist.
     pub outbound: bool,
     /// Whether the attachment tools exist.
@@ -116,6 +122,7 @@ impl Config {
             trusted_proxies: trusted_proxies(src)?,
             mcp_max_concurrency,
             body_budget_bytes: body_budget_mib * 1024 * 1024,
+            oauth_private_documents: cfg::switch(src, OAUTH_PRIVATE_DOCUMENTS, false)?,
             outbound: cfg::switch(src, OUTBOUND, true)?,
             attachments: cfg::switch(src, ATTACHMENTS, true)?,
             send_deadline: wazap_shared::wire::send::SEND_DEADLINE,

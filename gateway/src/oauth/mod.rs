@@ -13,6 +13,7 @@
 //! The browser half (the authorization endpoint and the consent page) is an owner page, behind
 //! the guard: `owner/routes/consent`.
 
+pub(crate) mod document;
 mod endpoints;
 pub(crate) mod form;
 
@@ -71,7 +72,7 @@ pub(crate) fn routes(issuer: &str, bus: Bus, listener: Arc<ListenerPolicy>) -> R
 }
 
 /// RFC 8414 §2: what a client needs to know of this authorization server. Public clients only
-/// (PKCE S256, no secret), one scope; a client id metadata document is not accepted yet.
+/// (PKCE S256, no secret), registered by DCR or by a client id metadata document; one scope.
 #[derive(Debug, Serialize)]
 struct Metadata {
     issuer: String,
@@ -104,7 +105,7 @@ impl Metadata {
             token_endpoint_auth_methods_supported: ["none"],
             revocation_endpoint_auth_methods_supported: ["none"],
             scopes_supported: ["mcp"],
-            client_id_metadata_document_supported: false,
+            client_id_metadata_document_supported: true,
         }
     }
 }
@@ -209,7 +210,7 @@ mod tests {
                 "token_endpoint_auth_methods_supported": ["none"],
                 "revocation_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp"],
-                "client_id_metadata_document_supported": false,
+                "client_id_metadata_document_supported": true,
             })
         );
     }

@@ -49,6 +49,8 @@ pub(crate) struct OwnerState {
     /// The `/mcp` URLs of this deployment, one per accepted `Host` of either listener: what an
     /// authorization request's `resource` may name (only the gateway knows its hosts).
     resources: Vec<String>,
+    /// The fetcher of OAuth client metadata documents (`oauth::document`).
+    documents: Arc<crate::oauth::document::Documents>,
 }
 
 /// The owner listener's app: the owner routes, the OAuth authorization server's public
@@ -71,6 +73,7 @@ pub(crate) fn owner_listener(
         origin: origin.clone(),
         trusted_proxies: config.trusted_proxies.clone(),
         resources: resources(mcp, &listener),
+        documents: crate::oauth::document::Documents::new(config.oauth_private_documents),
     });
     let oauth = crate::oauth::routes(&origin, state.bus.clone(), Arc::clone(&listener));
     routes::router(owner)

@@ -102,7 +102,7 @@ async fn the_metadata_names_the_owner_origin_on_its_host_only() {
         format!("{}/oauth/authorize", s.origin)
     );
     assert_eq!(doc["code_challenge_methods_supported"], json!(["S256"]));
-    assert_eq!(doc["client_id_metadata_document_supported"], false);
+    assert_eq!(doc["client_id_metadata_document_supported"], true);
 
     // Another Host is refused (DNS rebinding), in OAuth's terms.
     let resp = s

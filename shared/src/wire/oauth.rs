@@ -75,6 +75,10 @@ pub struct RegisteredClient {
 pub struct AuthorizeRequest {
     /// `client_id`.
     pub client_id: Option<String>,
+    /// When `client_id` is a URL: the metadata document the gateway fetched from it (checked:
+    /// its `client_id` is that URL, its metadata pass the registration rules).
+    #[serde(default)]
+    pub client_document: Option<ClientMetadata>,
     /// `redirect_uri` (may be left out by a client with exactly one registered).
     pub redirect_uri: Option<String>,
     /// `response_type`: `code`.

@@ -1,12 +1,13 @@
 //! OAuth clients: registration by Dynamic Client Registration (RFC 7591; public clients only,
-//! proven by PKCE) and the lookup of a registered client. A registration the owner never
+//! proven by PKCE) or by a Client ID Metadata Document (the client id is the document's URL;
+//! the gateway fetched it), and the lookup of a registered client. A registration the owner never
 //! approves lapses after [`UNAPPROVED_CLIENT_SECS`]: anyone may register, so unapproved ones
 //! must not pile up. Lapsed ones are removed at the next registration.
 
 use chrono::Utc;
 use deadpool_postgres::{GenericClient, Pool};
 use tokio_postgres::types::Json;
-use wazap_shared::oauth::{ClientMetadata, UNAPPROVED_CLIENT_SECS};
+use wazap_shared::oauth::{ClientMetadata, OAuthError, UNAPPROVED_CLIENT_SECS};
 use wazap_shared::wire::oauth::{OAuthAnswer, RegisteredClient};
 
 use crate::error::{Context as _, Error};
@@ -57,6 +58,36 @@ pub async fn register(
         client_id_issued_at: Utc::now().timestamp(),
         metadata,
     }))
+}
+
+/// Keep the metadata document the gateway fetched for the client whose id is its URL
+/// (`cimd`), checked again here: refreshed on every authorization request, lapsing like a
+/// registration until the owner approves it. A URL that is a `dcr` client's id is not taken.
+pub async fn remember_document(
+    db: &impl GenericClient,
+    client_id: &str,
+    metadata: ClientMetadata,
+) -> Result<Result<(), OAuthError>, Error> {
+    let metadata = match metadata.checked() {
+        Ok(m) => m,
+        Err(e) => return Ok(Err(e)),
+    };
+    db.execute(
+        "insert into oauth_clients (client_id, registration, metadata, expires_at)
+         values ($1, 'cimd', $2, now() + make_interval(secs => $3))
+         on conflict (client_id) do update set metadata = excluded.metadata,
+             expires_at = case when oauth_clients.expires_at is null then null
+                               else excluded.expires_at end
+         where oauth_clients.registration = 'cimd'",
+        &[
+            &client_id,
+            &Json(&metadata),
+            &(UNAPPROVED_CLIENT_SECS as f64),
+        ],
+    )
+    .await
+    .context("oauth client: document")?;
+    Ok(Ok(()))
 }
 
 /// The client `id`, unless unknown or lapsed.

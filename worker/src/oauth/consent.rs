@@ -41,6 +41,11 @@ pub async fn authorize(pool: &Pool, req: AuthorizeRequest) -> Result<AuthorizeNe
         return page("client_id is missing");
     };
     let db = pool.get().await.context("authorize: database")?;
+    if let Some(document) = req.client_document
+        && let Err(e) = clients::remember_document(&db, client_id, document).await?
+    {
+        return page(e.description);
+    }
     let Some(client) = clients::find(&db, client_id).await? else {
         return page("the client is not registered here, or its registration lapsed");
     };

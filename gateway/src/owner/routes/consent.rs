@@ -27,6 +27,7 @@ use wazap_shared::wire::oauth::{
 use wazap_shared::wire::owner::{Empty, OwnerListAccounts};
 
 use super::{OwnerError, json, session_or_login};
+use crate::oauth::document::Documents;
 use crate::oauth::{AUTHORIZE_PATH, CONSENT_PATH, form};
 use crate::owner::OwnerState;
 use crate::owner::html::{esc, json_island, page as frame, when};
@@ -50,8 +51,21 @@ pub(super) async fn authorize(
         Ok(params) => params,
         Err(e) => return refused_page(e.description()),
     };
+    let client_id = params.take("client_id");
+    // A client id that is a URL is its metadata document: fetched here, checked by the worker.
+    let client_document = match client_id.as_deref() {
+        Some(id) if Documents::is_document_url(id) => match state.documents.fetch(id).await {
+            Ok(metadata) => Some(metadata),
+            Err(refusal) => {
+                tracing::info!(refusal, "oauth authorize: client metadata document refused");
+                return refused_page(refusal);
+            }
+        },
+        _ => None,
+    };
     let req = AuthorizeRequest {
-        client_id: params.take("client_id"),
+        client_id,
+        client_document,
         redirect_uri: params.take("redirect_uri"),
         response_type: params.take("response_type"),
         code_challenge: params.take("code_challenge"),

@@ -6,6 +6,8 @@
 //! unregistered redirect URI, another server's resource, an expired or reused refresh token,
 //! a rotated or revoked connection).
 
+mod cimd;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
