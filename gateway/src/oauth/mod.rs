@@ -87,6 +87,7 @@ struct Metadata {
     revocation_endpoint_auth_methods_supported: [&'static str; 1],
     scopes_supported: [&'static str; 1],
     client_id_metadata_document_supported: bool,
+    authorization_response_iss_parameter_supported: bool,
 }
 
 impl Metadata {
@@ -106,6 +107,7 @@ impl Metadata {
             revocation_endpoint_auth_methods_supported: ["none"],
             scopes_supported: ["mcp"],
             client_id_metadata_document_supported: true,
+            authorization_response_iss_parameter_supported: true,
         }
     }
 }
@@ -211,6 +213,7 @@ mod tests {
                 "revocation_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp"],
                 "client_id_metadata_document_supported": true,
+                "authorization_response_iss_parameter_supported": true,
             })
         );
     }

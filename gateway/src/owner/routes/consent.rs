@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::json as value;
 use wazap_shared::ErrorCode;
+use wazap_shared::oauth::redirect_to;
 use wazap_shared::wire::oauth::{
     AuthorizeNext, AuthorizeRequest, ConsentDecision, ConsentOutcome, ConsentRequest, ConsentView,
     OAuthAnswer, OAuthAuthorize, OwnerOAuthDecide, OwnerOAuthRequest,
@@ -95,7 +96,7 @@ pub(super) async fn authorize(
         }
         OAuthAnswer::Done(AuthorizeNext::Redirect { url }) => {
             tracing::info!("oauth authorize: refused, sent back to the client");
-            see_other(&url)
+            see_other(&with_issuer(&state, &url))
         }
         OAuthAnswer::Done(AuthorizeNext::ErrorPage { description }) => {
             tracing::info!("oauth authorize: refused with an error page");
@@ -160,9 +161,16 @@ pub(super) async fn decide(
 ) -> Result<Json<ConsentOutcome>, OwnerError> {
     let req: ConsentDecision = json(&body)?;
     let approve = req.approve;
-    let outcome = state.call::<OwnerOAuthDecide, _, _>(&headers, req).await?;
+    let mut outcome = state.call::<OwnerOAuthDecide, _, _>(&headers, req).await?;
+    outcome.redirect = with_issuer(&state, &outcome.redirect);
     tracing::info!(approve, "oauth consent decided");
     Ok(Json(outcome))
+}
+
+/// `redirect` with this server's `iss` added (RFC 9207): a client talking to several
+/// authorization servers can tell which one answered, so a code cannot be mixed up.
+fn with_issuer(state: &OwnerState, redirect: &str) -> String {
+    redirect_to(redirect, &[("iss", state.origin.as_str())]).unwrap_or_else(|| redirect.to_owned())
 }
 
 /// A pending request's id as the worker makes them: 1–64 of `[A-Za-z0-9_-]`.

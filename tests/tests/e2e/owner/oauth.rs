@@ -332,6 +332,8 @@ async fn a_client_finds_registers_is_approved_reads_refreshes_and_is_revoked() -
     let back = d.json["redirect"].as_str().unwrap_or_default().to_owned();
     assert!(back.starts_with(redirect), "{back}");
     assert_eq!(param(&back, "state").as_deref(), Some("st-42"));
+    // RFC 9207: the answer names its issuer, so a client of several servers cannot mix codes up.
+    assert_eq!(param(&back, "iss"), Some(gw.owner_url("")));
     let code = param(&back, "code").unwrap_or_default();
     leak::record_secret(leak::kind::BEARER, &code);
     // A decided request cannot be decided again.
@@ -504,6 +506,7 @@ async fn bad_authorization_requests_never_redirect_unverified_and_tell_the_clien
         assert!(to.starts_with(REDIRECT), "{what}: {to}");
         assert_eq!(param(&to, "error").as_deref(), Some(error), "{what}");
         assert_eq!(param(&to, "state").as_deref(), Some("st-42"), "{what}");
+        assert_eq!(param(&to, "iss"), Some(gw.owner_url("")), "{what}");
         assert_eq!(param(&to, "code"), None, "{what}");
     }
 
