@@ -350,7 +350,7 @@ async fn authorization_goes_to_consent_with_every_resource_of_the_deployment() {
     let (status, headers, _) = s.get("/oauth/authorize?client_id=redirect", None).await;
     assert_eq!(
         (status, headers["location"].to_str().unwrap()),
-        (303, CLIENT_ERROR_REDIRECT)
+        (303, with_iss(CLIENT_ERROR_REDIRECT, owner).as_str())
     );
     let (status, _, text) = s.get("/oauth/authorize?client_id=who", None).await;
     assert_eq!(status, 400);
@@ -424,7 +424,7 @@ async fn the_consent_page_needs_the_owner_and_the_decision_a_csrf_token() {
     assert_eq!(status, 200, "{text}");
     assert_eq!(
         json_of(&text),
-        json!({"redirect": CONSENT_REDIRECT, "connection_id": "conn_new"})
+        json!({"redirect": with_iss(CONSENT_REDIRECT, s.gw.owner.unwrap().port()), "connection_id": "conn_new"})
     );
     let sent = s.calls("owner_oauth_decide");
     assert_eq!(sent[0]["body"]["send_mode"], "selected");
@@ -435,4 +435,9 @@ async fn the_consent_page_needs_the_owner_and_the_decision_a_csrf_token() {
     let (status, _, _) = decide(None).await;
     assert_eq!(status, 403);
     s.gw.stop().await;
+}
+
+/// `redirect` as the gateway passes it on: with this server's issuer (RFC 9207).
+fn with_iss(redirect: &str, owner_port: u16) -> String {
+    format!("{redirect}&iss=http%3A%2F%2F127.0.0.1%3A{owner_port}")
 }
