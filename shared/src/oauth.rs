@@ -38,12 +38,32 @@ const fn refused(code: &'static str, description: &'static str) -> OAuthError {
 
 const BAD_REDIRECT: OAuthError = refused(
     "invalid_redirect_uri",
-    "a redirect URI must be an absolute https URI, or http on localhost, 127.0.0.1 or [::1], \
-     without a fragment or user info",
+    "a redirect URI must be an absolute https URI, http on localhost, 127.0.0.1 or [::1], or a \
+     native app's own scheme, without a fragment or user info",
 );
 
-/// A redirect URI's form: `https` anywhere, `http` only on a loopback host (any port), no
-/// fragment, no user info, at most [`MAX_URI_LEN`] bytes.
+/// Schemes a redirect URI may never use: they run or read something in the browser itself,
+/// or are not redirects at all. Any other non-http scheme is a native app's own (RFC 8252
+/// §7.1: `cursor://…`, `com.example.app:/cb`); PKCE keeps a code caught by another app useless.
+const FORBIDDEN_SCHEMES: [&str; 13] = [
+    "javascript",
+    "data",
+    "vbscript",
+    "file",
+    "about",
+    "blob",
+    "filesystem",
+    "view-source",
+    "ws",
+    "wss",
+    "ftp",
+    "mailto",
+    "tel",
+];
+
+/// A redirect URI's form: `https` anywhere, `http` only on a loopback host (any port), or a
+/// native app's private-use scheme (not one of [`FORBIDDEN_SCHEMES`]); no fragment, no user
+/// info, at most [`MAX_URI_LEN`] bytes.
 pub fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
     let parsed = parse(uri).ok_or(BAD_REDIRECT)?;
     let ok = parsed.fragment().is_none()
@@ -52,7 +72,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
         && match parsed.scheme() {
             "https" => parsed.host_str().is_some(),
             "http" => is_loopback(&parsed),
-            _ => false,
+            other => !FORBIDDEN_SCHEMES.contains(&other),
         };
     ok.then_some(()).ok_or(BAD_REDIRECT)
 }
@@ -226,14 +246,10 @@ impl ClientMetadata {
                 return Err(bad("client_uri and logo_uri must be https URIs"));
             }
         }
-        match self.token_endpoint_auth_method.as_deref() {
-            None | Some("none") => self.token_endpoint_auth_method = Some("none".into()),
-            Some(_) => {
-                return Err(bad(
-                    "only public clients are registered: token_endpoint_auth_method none",
-                ));
-            }
-        }
+        // Only public clients are registered: a client that asked to authenticate with a
+        // secret is registered as `none` and the answer says so (RFC 7591 §3.2.1 lets a server
+        // replace a requested value). Claude asks for `client_secret_post` and reads the answer.
+        self.token_endpoint_auth_method = Some("none".into());
         if self.grant_types.is_empty() {
             self.grant_types = vec!["authorization_code".into(), "refresh_token".into()];
         }
@@ -259,9 +275,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redirect_uris_are_https_or_loopback_http() {
+    fn redirect_uris_are_https_loopback_http_or_a_native_apps_scheme() {
         for ok in [
             "https://claude.ai/api/mcp/auth_callback",
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "com.example.app:/oauth2redirect",
+            "vscode://vscode.github-authentication/did-authenticate",
             "https://example.com:8443/cb?x=1",
             "http://localhost:33418/callback",
             "http://127.0.0.1/cb",
@@ -279,7 +298,10 @@ mod tests {
             "https://user:pw@example.com/cb",
             "https://user@example.com/cb",
             "javascript:alert(1)",
-            "com.example.app:/cb",
+            "JavaScript:alert(1)",
+            "data:text/html,hi",
+            "file:///etc/passwd",
+            "cursor://anysphere.cursor-mcp/cb#frag",
             "/relative/cb",
             "",
             long.as_str(),
@@ -371,6 +393,19 @@ mod tests {
         assert_eq!(m.grant_types, ["authorization_code", "refresh_token"]);
         assert_eq!(m.response_types, ["code"]);
         assert_eq!(m.token_endpoint_auth_method.as_deref(), Some("none"));
+        // A client asking to use a secret is registered as public, and told so.
+        for asked in ["client_secret_post", "client_secret_basic"] {
+            let m = metadata(serde_json::json!({
+                "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"],
+                "token_endpoint_auth_method": asked,
+            }))
+            .unwrap();
+            assert_eq!(
+                m.token_endpoint_auth_method.as_deref(),
+                Some("none"),
+                "{asked}"
+            );
+        }
     }
 
     #[test]
@@ -389,10 +424,6 @@ mod tests {
             (
                 serde_json::json!({"redirect_uris": vec!["https://a.example/cb"; 11]}),
                 "invalid_redirect_uri",
-            ),
-            (
-                serde_json::json!({"redirect_uris": ok_uri, "token_endpoint_auth_method": "client_secret_basic"}),
-                "invalid_client_metadata",
             ),
             (
                 serde_json::json!({"redirect_uris": ok_uri, "grant_types": ["client_credentials"]}),

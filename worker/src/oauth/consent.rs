@@ -4,7 +4,7 @@
 //! its redirect URI are verified, a refusal is an error page and nothing is sent anywhere (no
 //! open redirect); after, a refusal goes back to the redirect URI with the state. A request
 //! that passes is kept for [`REQUEST_SECS`] for the owner, who sees it ([`view`]) and approves
-//! or denies it ([`decide`]). Approval creates the connection and a code (single use, bound to
+//! or denies it ([`decide`]); a decision after the request lapsed is a denial. Approval creates the connection and a code (single use, bound to
 //! client, redirect URI, PKCE challenge and resource, valid [`CODE_SECS`]) in one transaction.
 
 use chrono::{DateTime, Utc};
@@ -174,8 +174,9 @@ pub async fn decide(pool: &Pool, d: ConsentDecision) -> Result<ConsentOutcome, E
     let tx = db.transaction().await.context("decide: begin")?;
     let row = tx
         .query_opt(
-            "delete from oauth_requests where request_id = $1 and expires_at > now()
-             returning client_id, redirect_uri, code_challenge, state, resource",
+            "delete from oauth_requests where request_id = $1
+             returning client_id, redirect_uri, code_challenge, state, resource,
+                       expires_at > now() as fresh",
             &[&d.request],
         )
         .await
@@ -190,13 +191,21 @@ pub async fn decide(pool: &Pool, d: ConsentDecision) -> Result<ConsentOutcome, E
         redirect_to(&redirect_uri, &params)
             .ok_or_else(|| Error::internal("decide: redirect", anyhow::anyhow!("unparsable")))
     };
-    if !d.approve {
+    // Denied, or decided too late (the page stayed open past the request's life): the client
+    // hears `access_denied` either way, and nothing is created.
+    let lapsed = !row.get::<_, bool>("fresh");
+    if !d.approve || lapsed {
+        let why = if lapsed {
+            "the request expired before the owner decided"
+        } else {
+            "the owner declined"
+        };
         let redirect = with_state(vec![
             ("error", "access_denied".into()),
-            ("error_description", "the owner declined".into()),
+            ("error_description", why.into()),
         ])?;
         tx.commit().await.context("decide: commit")?;
-        tracing::info!(oauth.client = %client_id, "authorization request denied");
+        tracing::info!(oauth.client = %client_id, lapsed, "authorization request denied");
         return Ok(ConsentOutcome {
             redirect,
             connection_id: None,

@@ -517,11 +517,51 @@ async fn bad_authorization_requests_never_redirect_unverified_and_tell_the_clien
     assert_eq!(param(&back, "state").as_deref(), Some("st-42"));
     assert_eq!(owner_oauth_connections(&stack).await?, 0);
 
+    // Approved too late (the page stayed open past the request's ten minutes): the client
+    // hears access_denied, and nothing is created.
+    let r = get(&url(&|_| {})).await?;
+    let consent_path = r.location.unwrap_or_default();
+    let request = consent_path.rsplit('=').next().unwrap_or_default();
+    let db = stack.pool.get().await?;
+    db.execute(
+        "update oauth_requests set expires_at = now() - interval '1 second' where request_id = $1",
+        &[&request],
+    )
+    .await?;
+    let mut late = approve_all();
+    late["request"] = json!(request);
+    let d = owner.post(&gw, "/api/oauth/decide", late).await?;
+    assert_eq!(d.status, 200, "{}", d.text);
+    let back = d.json["redirect"].as_str().unwrap_or_default();
+    assert_eq!(param(back, "error").as_deref(), Some("access_denied"));
+    assert_eq!(param(back, "code"), None);
+    assert_eq!(owner_oauth_connections(&stack).await?, 0);
+
+    // A registration the owner never approved lapses: then it is unknown, and the next
+    // registration clears it away.
+    db.execute(
+        "update oauth_clients set expires_at = now() - interval '1 second' where client_id = $1",
+        &[&client],
+    )
+    .await?;
+    let r = get(&url(&|_| {})).await?;
+    assert_eq!((r.status, r.location), (400, None), "{}", r.text);
+    register(&ep, "Another").await?;
+    let left = db
+        .query_one(
+            "select count(*) from oauth_clients where client_id = $1",
+            &[&client],
+        )
+        .await?
+        .get::<_, i64>(0);
+    assert_eq!(left, 0);
+
     // Registration refuses what a public client may not ask for.
     for bad in [
         json!({"redirect_uris": ["http://evil.example/cb"]}),
         json!({"redirect_uris": []}),
-        json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}),
+        json!({"redirect_uris": ["javascript:alert(1)"]}),
+        json!({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}),
     ] {
         let resp = http()
             .post(&ep.register)
@@ -539,6 +579,32 @@ async fn bad_authorization_requests_never_redirect_unverified_and_tell_the_clien
             r.text
         );
     }
+    // What Claude and Cursor are reported to send: a secret-based auth method (registered as
+    // public, and told so) and a native app's own scheme.
+    let resp = http()
+        .post(&ep.register)
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&json!({
+            "client_name": "Like Cursor",
+            "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"],
+            "token_endpoint_auth_method": "client_secret_post",
+        }))?)
+        .send()
+        .await?;
+    let r = reply(resp).await?;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json["token_endpoint_auth_method"], "none");
+    assert!(r.json.get("client_secret").is_none(), "no secret is issued");
+    let native = r.json["client_id"].as_str().unwrap_or_default().to_owned();
+    let cursor = "cursor://anysphere.cursor-mcp/oauth/callback";
+    let (verifier, challenge) = pkce();
+    let u = authorize_url(&ep, &native, cursor, &challenge, &resource, |_| {});
+    let back = consent(&gw, &owner, &u, approve_all()).await?;
+    assert!(back.starts_with(cursor), "{back}");
+    let code = param(&back, "code").unwrap_or_default();
+    leak::record_secret(leak::kind::BEARER, &code);
+    let t = exchange(&ep, &native, &code, &verifier, cursor).await?;
+    assert_eq!(t.status, 200, "{}", t.text);
     gw.stop().await
 }
 
