@@ -94,6 +94,8 @@ fn the_compose_file_validates_and_names_every_service_of_the_readme() {
         "deploy/nats.conf",
         "deploy/otel-collector.yaml",
         "deploy/Caddyfile",
+        "deploy/Caddyfile.tls",
+        "deploy/compose.tls.yml",
         ".env.example",
     ] {
         assert!(root.join(path).is_file(), "{path} is missing");
@@ -107,11 +109,12 @@ fn the_compose_file_validates_and_names_every_service_of_the_readme() {
         eprintln!("note: no compose tool installed; the file was checked by name only");
         return;
     };
-    let run = |args: &[&str]| {
+    let run_with = |args: &[&str], env: &[(&str, &str)]| {
         let out = Command::new(argv[0])
             .args(&argv[1..])
             .args(["--env-file", ".env.example", "-f", "docker-compose.yml"])
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(&root)
             .output()
             .expect("run the compose tool");
@@ -122,7 +125,20 @@ fn the_compose_file_validates_and_names_every_service_of_the_readme() {
         );
         String::from_utf8(out.stdout).expect("utf-8")
     };
+    let run = |args: &[&str]| run_with(args, &[]);
     run(&["config", "-q"]);
+    // The TLS front for remote OAuth clients (docs/remote-clients.md) validates over it.
+    let tls = run_with(
+        &["-f", "deploy/compose.tls.yml", "config"],
+        &[
+            ("WAZAP_DOMAIN", "wazap.example.com"),
+            ("WAZAP_OWNER_DOMAIN", "owner.wazap.example.com"),
+        ],
+    );
+    assert!(
+        tls.contains("https://owner.wazap.example.com"),
+        "the TLS override sets the owner origin"
+    );
     let listed: BTreeSet<String> = run(&["config", "--services"])
         .lines()
         .map(str::to_owned)
