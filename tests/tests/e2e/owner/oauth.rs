@@ -659,6 +659,20 @@ async fn codes_and_refresh_tokens_are_single_use_bound_and_end_with_the_connecti
     assert!(is_invalid_grant(
         &exchange(&ep, &client, &code, &verifier, elsewhere).await?
     ));
+    // A code lives 60 s.
+    let code = code_for(&challenge).await?;
+    stack
+        .pool
+        .get()
+        .await?
+        .execute(
+            "update oauth_codes set expires_at = now() - interval '1 second' where code_hash = $1",
+            &[&Sha256::digest(code.as_bytes()).to_vec()],
+        )
+        .await?;
+    assert!(is_invalid_grant(
+        &exchange(&ep, &client, &code, &verifier, REDIRECT).await?
+    ));
     // Missing PKCE at the token endpoint is a malformed request.
     let code = code_for(&challenge).await?;
     let r = post_form(
