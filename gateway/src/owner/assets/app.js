@@ -446,8 +446,12 @@ function consentPage(data) {
     }
     buttons.forEach((b) => { b.disabled = true; });
     const res = await api("POST", "/api/oauth/decide", body);
-    // Only ever an http(s) URL (the worker sends only to a verified redirect URI).
-    if (!res.ok || !res.data || !/^https?:\/\//i.test(res.data.redirect || "")) {
+    // Only to a verified redirect URI (the worker's): https, loopback http or a native app's own
+    // scheme (Cursor's cursor://…) — never one that would run something in this page.
+    const to = (res.data && res.data.redirect) || "";
+    const scheme = ((to.match(/^([a-z][a-z0-9+.-]*):/i) || [])[1] || "").toLowerCase();
+    const unsafe = ["", "javascript", "data", "vbscript", "file", "about", "blob", "filesystem", "view-source"];
+    if (!res.ok || unsafe.includes(scheme)) {
       buttons.forEach((b) => { b.disabled = false; });
       say(failure(res), "error");
       return;
