@@ -95,14 +95,12 @@ async fn redeem(
     let resource: String = row.get("resource");
     let reason = if !row.get::<_, bool>("fresh") {
         Some("expired code")
-    } else if row.get::<_, String>("client_id") != client_id {
-        Some("another client's code")
+    } else if let Some(elsewhere) = bound_elsewhere(&row, client_id, req) {
+        Some(elsewhere)
     } else if row.get::<_, String>("redirect_uri") != redirect_uri {
         Some("another redirect URI")
     } else if !pkce_verifies(verifier, &row.get::<_, String>("code_challenge")) {
         Some("the PKCE verifier does not match")
-    } else if req.resource.as_deref().is_some_and(|r| r != resource) {
-        Some("another resource")
     } else {
         None
     };
@@ -159,12 +157,8 @@ async fn refresh(
     let resource: String = row.get("resource");
     let reason = if !row.get::<_, bool>("live") {
         Some("revoked or expired refresh token")
-    } else if row.get::<_, String>("client_id") != client_id {
-        Some("another client's refresh token")
-    } else if req.resource.as_deref().is_some_and(|r| r != resource) {
-        Some("another resource")
     } else {
-        None
+        bound_elsewhere(&row, client_id, req)
     };
     if let Some(reason) = reason {
         return refuse(tx, reason).await;
@@ -184,6 +178,22 @@ async fn refresh(
         revision: Some(row.get("revision")),
     };
     issue(tx, grant).await
+}
+
+/// What binds a code and a refresh token alike, checked against the request: issued to this
+/// client, and for the resource it names (when it names one).
+fn bound_elsewhere(
+    row: &tokio_postgres::Row,
+    client_id: &str,
+    req: &TokenRequest,
+) -> Option<&'static str> {
+    if row.get::<_, String>("client_id") != client_id {
+        Some("another client's")
+    } else if (req.resource.as_deref()).is_some_and(|r| r != row.get::<_, String>("resource")) {
+        Some("another resource")
+    } else {
+        None
+    }
 }
 
 /// What a new pair of tokens is issued for.
