@@ -8,7 +8,9 @@
 //   → {"tools": N, "read": "ok"}   after the code exchange: tools/list and list_chats;
 //   → {"refreshed": true}          an invalid access token made the SDK refresh and retry;
 //   ← "revoked"                    the owner revoked the connection on the dashboard;
-//   → {"after_revoke": …}          the next call and the next refresh both fail.
+//   → {"after_revoke": …}          the next call fails (its tool error's code), and so does the
+//                                  next refresh (the token endpoint's status); the SDK can only
+//                                  ask the owner again.
 //
 // Environment: WAZAP_MCP_URL (the gateway's /mcp), OAUTH_REDIRECT (a loopback callback URL).
 // Tokens are kept in memory only and never printed.
@@ -26,6 +28,17 @@ const redirectUrl = process.env.OAUTH_REDIRECT;
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const say = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 const next = async () => (await lines.next()).value;
+
+// What the token endpoint answered, by grant type (status only; the bodies hold tokens).
+const tokenAnswers = [];
+async function recordingFetch(url, init) {
+  const response = await fetch(url, init);
+  const body = init && init.body;
+  const grant = body instanceof URLSearchParams ? body.get("grant_type")
+    : typeof body === "string" ? new URLSearchParams(body).get("grant_type") : null;
+  if (grant) tokenAnswers.push([grant, response.status]);
+  return response;
+}
 
 const store = { client: undefined, tokens: undefined, verifier: undefined, state: undefined };
 let authorizeAsked = null;
@@ -56,10 +69,16 @@ const provider = {
 };
 
 async function connect() {
-  const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recordingFetch });
   const client = new Client({ name: "wazap-oauth-check", version: "1.0.0" });
   await client.connect(transport);
   return { client, transport };
+}
+
+// "ok", or the code of a tool error.
+function outcome(result) {
+  if (!result.isError) return "ok";
+  try { return JSON.parse(result.content[0].text).error.code; } catch (_) { return "tool error"; }
 }
 
 function describe(e) {
@@ -67,7 +86,7 @@ function describe(e) {
 }
 
 // 1. Unauthorized: the SDK discovers, registers and asks for the owner's approval.
-const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recordingFetch });
 try {
   await new Client({ name: "wazap-oauth-check", version: "1.0.0" }).connect(first);
   say({ error: "connected without authorization" });
@@ -94,29 +113,42 @@ say({ tools: tools.tools.length, read: read.isError ? "error" : "ok" });
 
 // 3. A rejected access token: the SDK refreshes with its refresh token and retries.
 const oldRefresh = store.tokens.refresh_token;
+let answers = tokenAnswers.length;
 store.tokens = { ...store.tokens, access_token: "not-a-token" };
 await client.close();
 ({ client } = await connect());
-const again = await client.callTool({ name: "list_chats", arguments: {} });
-say({ refreshed: store.tokens.refresh_token !== oldRefresh && !again.isError });
+const again = outcome(await client.callTool({ name: "list_chats", arguments: {} }));
+const grants = tokenAnswers.slice(answers);
+const refreshed = store.tokens.refresh_token !== oldRefresh && again === "ok" &&
+  JSON.stringify(grants) === JSON.stringify([["refresh_token", 200]]);
+if (!refreshed) console.error("refresh: call " + again + ", token answers " + JSON.stringify(grants));
+say({ refreshed });
 
 // 4. The owner revokes the connection: calls and refreshes fail.
 say({ ready_for_revoke: true });
 await next();
-let call = "ok";
+let call;
 try {
-  const r = await client.callTool({ name: "list_chats", arguments: {} });
-  if (r.isError) call = "tool error";
+  call = outcome(await client.callTool({ name: "list_chats", arguments: {} }));
 } catch (e) {
   call = describe(e);
 }
-let refresh;
+let then;
+answers = tokenAnswers.length;
 try {
   authorizeAsked = null;
-  refresh = await auth(provider, { serverUrl });
+  then = await auth(provider, { serverUrl, fetchFn: recordingFetch });
 } catch (e) {
-  refresh = "failed: " + describe(e);
+  then = "failed: " + describe(e);
 }
-say({ after_revoke: { call, refresh, asked_owner_again: authorizeAsked !== null } });
+const refreshes = tokenAnswers.slice(answers).filter(([grant]) => grant === "refresh_token");
+say({
+  after_revoke: {
+    call,
+    refresh: refreshes.length ? "http " + refreshes[0][1] : "not tried",
+    then,
+    asked_owner_again: authorizeAsked !== null,
+  },
+});
 await client.close().catch(() => {});
 process.exit(0);
