@@ -4,7 +4,8 @@
 #                     on 127.0.0.1:${WAZAP_TEST_NATS_PORT:-4333} and export WAZAP_TEST_NATS_URL
 #                     (and WAZAP_TEST_NATS_SERVER, the binary, for tests' throwaway servers)
 #   ensure_test_tools install what the client-compatibility and browser tests drive, when missing:
-#                     the MCP Python SDK, the MCP Inspector CLI, Debian's chromium, playwright-core
+#                     the MCP Python SDK, the MCP Inspector CLI and the TypeScript SDK's client,
+#                     Debian's chromium, playwright-core
 # Debian's nats-server 2.9 handles request/reply but not async-nats' JetStream, hence our own.
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,7 +71,8 @@ ensure_test_tools() {
   # e2e `compat`: the official MCP Python SDK and the MCP Inspector CLI (pinned in tests/compat).
   python3 -c "import mcp" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check -r "$repo_root/tests/compat/requirements.txt"
-  [ -d "$repo_root/tests/compat/node_modules/@modelcontextprotocol/inspector" ] ||
+  { [ -d "$repo_root/tests/compat/node_modules/@modelcontextprotocol/inspector" ] &&
+    [ -d "$repo_root/tests/compat/node_modules/@modelcontextprotocol/client" ]; } ||
     (cd "$repo_root/tests/compat" && npm ci --no-audit --no-fund --loglevel=error)
   # e2e `owner::browser`: Debian's chromium driven by playwright-core (never a downloaded browser).
   command -v chromium >/dev/null || apt_install chromium

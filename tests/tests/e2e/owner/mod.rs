@@ -7,7 +7,7 @@ mod account;
 mod browser;
 mod edge;
 mod login;
-pub(crate) mod oauth;
+mod oauth;
 mod permissions;
 mod policy;
 mod sends;

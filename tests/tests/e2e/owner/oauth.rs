@@ -213,20 +213,6 @@ async fn consent(
     Ok(d.json["redirect"].as_str().unwrap_or_default().to_owned())
 }
 
-/// Approve `authorize` (an authorization request's URL) for the whole archive as the owner
-/// does on the consent page; the URL the client's redirect URI receives.
-pub(crate) async fn approve_on_the_consent_page(
-    gw: &Gateway,
-    owner: &Owner,
-    authorize: &str,
-) -> anyhow::Result<String> {
-    let back = consent(gw, owner, authorize, approve_all()).await?;
-    if let Some(code) = param(&back, "code") {
-        leak::record_secret(leak::kind::BEARER, &code);
-    }
-    Ok(back)
-}
-
 fn approve_all() -> Value {
     let expires = (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339();
     json!({"approve": true, "expires_at": expires, "read_scope": {"chats": {"mode": "all"}}})
