@@ -16,18 +16,27 @@
 //! hyper's read buffer (so a parked request would not pin it) was measured too and saved nothing;
 //! the cap itself does not change that figure (it bounds what one connection can make us hold).
 //!
+//! And a response given before its request's body was read to the end (a 401, a refusal by
+//! Host, a `busy`, a body over its limit) says `Connection: close`: hyper closes such a
+//! connection anyway, and a client that was not told would send its next request into it (the
+//! Python SDK's httpx did, on the 401 every OAuth flow starts with).
+//!
 //! And it runs hyper with a timer, so a request head must arrive within [`HEADER_READ_TIMEOUT`]
 //! (else the connection is closed without an answer); the same clock closes a keep-alive
 //! connection idle that long. Bodies have their own clock, after auth (`http/limit`).
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use http::Request;
-use hyper::body::Incoming;
+use bytes::Bytes;
+use http::{HeaderValue, Request, header};
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -84,9 +93,23 @@ pub(crate) async fn serve(
         };
         let app = app.clone();
         let service = service_fn(move |req: Request<Incoming>| {
-            let mut req = req.map(Body::new);
+            let read = Arc::new(AtomicBool::new(req.body().is_end_stream()));
+            let mut req = req.map(|inner| {
+                Body::new(Tracked {
+                    inner,
+                    read: Arc::clone(&read),
+                })
+            });
             req.extensions_mut().insert(ConnectInfo(peer));
-            app.clone().call(req)
+            let call = app.clone().call(req);
+            async move {
+                let mut response = call.await?;
+                if !read.load(Ordering::Relaxed) {
+                    (response.headers_mut())
+                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                Ok::<_, std::convert::Infallible>(response)
+            }
         });
         let conn = builder.serve_connection(TokioIo::new(stream), service);
         let shutdown = shutdown.clone();
@@ -116,6 +139,36 @@ pub(crate) async fn serve(
         }
     }
     Ok(())
+}
+
+/// A request body that notes when it has been read to the end.
+struct Tracked {
+    inner: Incoming,
+    read: Arc<AtomicBool>,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.read.store(true, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Errors about one connection that went away before it was accepted: nothing to wait for.

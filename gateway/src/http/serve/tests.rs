@@ -111,3 +111,42 @@ async fn shutdown_finishes_the_request_in_flight_and_closes_the_port() {
     assert!(answer.ends_with("done"), "{answer}");
     task.await.expect("serve task");
 }
+
+/// Send a POST's head, then (after a pause, as httpx does) its 5-byte body, and read whatever
+/// the server answers within a second.
+async fn post_in_two_parts(addr: SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let head = format!("POST {path} HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.expect("head");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let _ = stream.write_all(b"hello").await;
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+    while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&answer).to_ascii_lowercase()
+}
+
+#[tokio::test]
+async fn an_answer_before_the_body_was_read_closes_the_connection_and_says_so() {
+    use axum::routing::post;
+    let app = Router::new()
+        .route("/early", post(|| async { http::StatusCode::UNAUTHORIZED }))
+        .route("/read", post(|body: String| async move { body }));
+    let (addr, shutdown, task) = start(app).await;
+    let early = post_in_two_parts(addr, "/early").await;
+    assert!(early.starts_with("http/1.1 401"), "{early}");
+    assert!(early.contains("connection: close"), "{early}");
+    // A request whose body was read keeps its connection.
+    let read = post_in_two_parts(addr, "/read").await;
+    assert!(read.starts_with("http/1.1 200"), "{read}");
+    assert!(!read.contains("connection: close"), "{read}");
+    assert!(read.ends_with("hello"), "{read}");
+    shutdown.cancel();
+    task.await.expect("served");
+}
