@@ -2,9 +2,14 @@
 
 /// Usage text.
 pub(crate) const USAGE: &str =
-    "usage: wazap-bench [--messages N] [--chats N] [--jsonl FILE] [--requests N] [--out FILE]
-  --messages N   synthetic messages to ingest (default 1000000)
-  --chats N      synthetic chats, 10% groups (default 5000)
+    "usage: wazap-bench [--shape synthetic|phone] [--messages N] [--chats N] [--jsonl FILE]
+                   [--requests N] [--out FILE] [--keep] [--only LIST]
+  --shape S      synthetic (default): one busy chat and a long tail, two search words;
+                 phone: shaped like a real phone (1,000 named contacts, 600 chats with
+                 Zipf activity, groups of 2-250, three languages, Zipf words, 10% media),
+                 searched for words it picks from the archive, one per frequency decade
+  --messages N   messages to ingest (default 1000000)
+  --chats N      synthetic chats, 10% groups (default 5000; the phone shape has 600)
   --jsonl FILE   load the archive from FILE instead: one JSON object a line with
                  chat_id, message_id, sender, timestamp (RFC 3339), text, kind, from_me
   --requests N   measured calls per tool, after 10% warm-up (default 2000)
@@ -21,6 +26,8 @@ Services: WAZAP_TEST_DATABASE_URL and WAZAP_TEST_NATS_URL, as for the tests.";
 /// Parsed arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Args {
+    /// `--shape phone`: the phone-shaped archive instead of the synthetic one.
+    pub(crate) phone: bool,
     pub(crate) messages: usize,
     pub(crate) chats: usize,
     pub(crate) jsonl: Option<String>,
@@ -42,6 +49,7 @@ impl Args {
     /// Parse `argv` (without the program name).
     pub(crate) fn parse(mut argv: impl Iterator<Item = String>) -> Result<Self, String> {
         let mut a = Args {
+            phone: false,
             messages: 1_000_000,
             chats: 5_000,
             jsonl: None,
@@ -58,6 +66,13 @@ impl Args {
             };
             match flag.as_str() {
                 "--messages" => a.messages = number(value()?)?,
+                "--shape" => {
+                    a.phone = match value()?.as_str() {
+                        "phone" => true,
+                        "synthetic" => false,
+                        other => return Err(format!("--shape: unknown shape {other}")),
+                    }
+                }
                 "--chats" => a.chats = number(value()?)?,
                 "--requests" => a.requests = number(value()?)?,
                 "--jsonl" => a.jsonl = Some(value()?),
@@ -75,7 +90,16 @@ impl Args {
                 other => return Err(format!("unknown argument {other}")),
             }
         }
-        if a.chats == 0 || a.messages < a.chats {
+        if a.phone && a.jsonl.is_some() {
+            return Err("--shape phone and --jsonl exclude each other".into());
+        }
+        if a.phone && a.messages < crate::phone_people::CHATS {
+            return Err(format!(
+                "--shape phone needs at least {} messages",
+                crate::phone_people::CHATS
+            ));
+        }
+        if !a.phone && (a.chats == 0 || a.messages < a.chats) {
             return Err("--messages must be at least --chats, and --chats at least 1".into());
         }
         Ok(a)

@@ -68,7 +68,7 @@ const RARE_EVERY: usize = 50_000;
 const PHOTO_EVERY: usize = 200;
 
 /// The photos' bytes: one small real JPEG.
-static JPEG: LazyLock<Vec<u8>> = LazyLock::new(|| {
+pub(crate) static JPEG: LazyLock<Vec<u8>> = LazyLock::new(|| {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD
         .decode(wazap_tests::fixtures::jpeg_b64(96, 64))
@@ -90,6 +90,10 @@ impl Rng {
     }
     pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
+    }
+    /// A uniform draw in `[0, 1)`.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -185,48 +189,76 @@ fn as_jid(id: &str) -> String {
     }
 }
 
-/// Read a JSONL archive; returns the messages and the chat JID with the most messages.
-pub(crate) fn jsonl(path: &str) -> anyhow::Result<(Vec<Inbound>, String)> {
-    let file = std::io::BufReader::new(std::fs::File::open(path)?);
-    let mut out = Vec::new();
-    let mut counts = std::collections::HashMap::<String, usize>::new();
-    for (n, line) in file.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let l: Line =
-            serde_json::from_str(&line).map_err(|e| anyhow::anyhow!("{path}:{}: {e}", n + 1))?;
-        let chat_jid = as_jid(&l.chat_id);
-        *counts.entry(chat_jid.clone()).or_default() += 1;
-        let group = chat_jid.ends_with("@g.us");
-        out.push(Inbound {
-            sender_jid: if group {
-                l.sender.as_deref().map(as_jid)
-            } else {
-                None
-            },
-            push_name: l.sender.filter(|_| group),
-            chat_jid,
-            wa_id: l.message_id,
-            from_me: l.from_me,
-            timestamp: l.timestamp,
-            kind: l
-                .kind
-                .as_deref()
-                .and_then(MessageType::parse)
-                .unwrap_or(MessageType::Text),
-            text: l.text,
-            target_wa_id: None,
-            edit: false,
-            mentions: vec![],
-            attachment: None,
-        });
+/// Messages of a JSONL archive, one line at a time (the file is never held whole), with
+/// how many messages each chat got so far.
+pub(crate) struct JsonlReader {
+    path: String,
+    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    n: usize,
+    counts: std::collections::HashMap<String, usize>,
+}
+
+impl JsonlReader {
+    /// Open `path`; also returns how many messages it holds (a first pass counting lines).
+    pub(crate) fn open(path: &str) -> anyhow::Result<(Self, usize)> {
+        let count = std::io::BufReader::new(std::fs::File::open(path)?)
+            .lines()
+            .filter(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+            .count();
+        let reader = Self {
+            path: path.to_owned(),
+            lines: std::io::BufReader::new(std::fs::File::open(path)?).lines(),
+            n: 0,
+            counts: std::collections::HashMap::new(),
+        };
+        Ok((reader, count))
     }
-    let busy = counts
-        .into_iter()
-        .max_by_key(|(_, n)| *n)
-        .map(|(c, _)| c)
-        .unwrap_or_default();
-    Ok((out, busy))
+
+    /// The next message, `None` at the end.
+    pub(crate) fn next_message(&mut self) -> anyhow::Result<Option<Inbound>> {
+        for line in self.lines.by_ref() {
+            self.n += 1;
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let l: Line = serde_json::from_str(&line)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", self.path, self.n))?;
+            let chat_jid = as_jid(&l.chat_id);
+            *self.counts.entry(chat_jid.clone()).or_default() += 1;
+            let group = chat_jid.ends_with("@g.us");
+            return Ok(Some(Inbound {
+                sender_jid: if group {
+                    l.sender.as_deref().map(as_jid)
+                } else {
+                    None
+                },
+                push_name: l.sender.filter(|_| group),
+                chat_jid,
+                wa_id: l.message_id,
+                from_me: l.from_me,
+                timestamp: l.timestamp,
+                kind: l
+                    .kind
+                    .as_deref()
+                    .and_then(MessageType::parse)
+                    .unwrap_or(MessageType::Text),
+                text: l.text,
+                target_wa_id: None,
+                edit: false,
+                mentions: vec![],
+                attachment: None,
+            }));
+        }
+        Ok(None)
+    }
+
+    /// The chat JID with the most messages read.
+    pub(crate) fn busiest(&self) -> String {
+        self.counts
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(c, _)| c.clone())
+            .unwrap_or_default()
+    }
 }

@@ -9,6 +9,7 @@ use wazap_worker::archive::{Archive, Inbound};
 
 use crate::args::Args;
 use crate::dataset::{self, Rng};
+use crate::phone::{Phone, PhoneSummary};
 
 /// What ingest measured.
 #[derive(Debug, Clone)]
@@ -25,6 +26,12 @@ pub(crate) struct IngestFigures {
     pub(crate) chats: i64,
     /// The writer's live commit alone (see [`live_commits`]), when the wait phase runs.
     pub(crate) live_commit_ms: Option<[f64; 3]>,
+    /// `pg_database_size` after the ingest, vacuum and checkpoint.
+    pub(crate) db_bytes: i64,
+    /// Messages in the archive then (the ingest's and the live commits').
+    pub(crate) messages: i64,
+    /// The phone shape's run, with `--shape phone`.
+    pub(crate) phone: Option<PhoneRun>,
 }
 
 /// Live messages timed by [`live_commits`], after as many unmeasured ones.
@@ -51,43 +58,50 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
     )
     .await?;
 
-    let (source, busy_jid, offered) = match &args.jsonl {
-        Some(path) => {
-            let (messages, busy) = dataset::jsonl(path)?;
-            let n = messages.len();
-            (Source::File(messages), busy, n)
+    let now = chrono::Utc::now();
+    let (mut source, offered) = match (&args.jsonl, args.phone) {
+        (Some(path), _) => {
+            let (reader, n) = dataset::JsonlReader::open(path)?;
+            (Source::File(Box::new(reader)), n)
         }
-        None => (
-            Source::Synthetic,
-            dataset::chat_jid(dataset::BUSY_CHAT),
-            args.messages,
-        ),
+        (None, true) => {
+            let phone = Phone::new(args.messages, now);
+            phonebook(&archive, &phone).await?;
+            (Source::Phone(Box::new(phone)), args.messages)
+        }
+        (None, false) => (Source::Synthetic, args.messages),
     };
     eprintln!("wazap-bench: ingesting {offered} messages through the batch path");
-    let now = chrono::Utc::now();
     // Slabs are made on a thread of their own, one ahead of the archive, so the figure is the
     // archive's rate and not the generator's: a real history sync decodes its blobs beside the
-    // writer in the same way.
+    // writer in the same way. Nothing holds more than the slabs in flight (issue 29 item 5: the
+    // bench's memory must not hide the product's).
     let (slabs, mut next_slab) = tokio::sync::mpsc::channel::<Vec<Inbound>>(1);
     let chats = args.chats;
-    let producer = std::thread::spawn(move || {
+    let producer = std::thread::spawn(move || -> anyhow::Result<Source> {
         let mut rng = Rng::new(0x5eed);
-        let mut file = match source {
-            Source::File(m) => Some(m.into_iter()),
-            Source::Synthetic => None,
-        };
         let mut done = 0usize;
         while done < offered {
             let to = (done + SLAB).min(offered);
-            let slab = match file.as_mut() {
-                Some(it) => it.by_ref().take(to - done).collect(),
-                None => dataset::synthetic(done, to, offered, chats, now, &mut rng),
+            let slab = match &mut source {
+                Source::File(reader) => {
+                    let mut slab = Vec::with_capacity(to - done);
+                    while slab.len() < to - done
+                        && let Some(m) = reader.next_message()?
+                    {
+                        slab.push(m);
+                    }
+                    slab
+                }
+                Source::Phone(phone) => phone.slab(to - done),
+                Source::Synthetic => dataset::synthetic(done, to, offered, chats, now, &mut rng),
             };
-            if slabs.blocking_send(slab).is_err() {
-                return;
+            if slab.is_empty() || slabs.blocking_send(slab).is_err() {
+                break;
             }
             done = to;
         }
+        Ok(source)
     });
     let started = Instant::now();
     let mut stored = 0u64;
@@ -102,9 +116,14 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
             next_report += 100_000;
         }
     }
-    if producer.join().is_err() {
-        anyhow::bail!("the data set generator panicked");
-    }
+    let source = producer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the data set generator panicked"))??;
+    let (busy_jid, phone) = match source {
+        Source::File(reader) => (reader.busiest(), None),
+        Source::Phone(phone) => (phone.busy_jid(), Some(phone.finish())),
+        Source::Synthetic => (dataset::chat_jid(dataset::BUSY_CHAT), None),
+    };
     let seconds = started.elapsed().as_secs_f64();
     let live_commit_ms = if args.runs("wait") {
         Some(live_commits(&archive).await?)
@@ -130,6 +149,50 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
     // million messages are about a gigabyte of WAL) flushes it while the phases measure, and
     // every commit waits behind that I/O (wake-ups of 60–100 ms were seen).
     client.batch_execute("checkpoint").await?;
+    let db_bytes: i64 = client
+        .query_one("select pg_database_size(current_database())", &[])
+        .await?
+        .get(0);
+    let messages: i64 = client
+        .query_one("select count(*) from messages", &[])
+        .await?
+        .get(0);
+    // The phone shape's quiet chat, and a message half way back in each measured chat for
+    // its `before` page.
+    let phone = match phone {
+        Some(summary) => {
+            let quiet_chat_id: String = client
+                .query_one(
+                    "select chat_id from chat_aliases where account_id = $1 and jid = $2",
+                    &[&DEFAULT_ACCOUNT, &summary.quiet.0],
+                )
+                .await?
+                .get(0);
+            let mut before = Vec::new();
+            for (chat, count) in [
+                (&busy_chat_id, summary.busy.1),
+                (&quiet_chat_id, summary.quiet.1),
+            ] {
+                let row = client
+                    .query_one(
+                        "select message_id from messages where account_id = $1 and chat_id = $2
+                          order by ts desc, position desc offset $3 limit 1",
+                        &[&DEFAULT_ACCOUNT, chat, &((count / 2) as i64)],
+                    )
+                    .await?;
+                before.push(row.get::<_, String>(0));
+            }
+            let quiet_before = before.pop().unwrap_or_default();
+            let busy_before = before.pop().unwrap_or_default();
+            Some(PhoneRun {
+                summary,
+                quiet_chat_id,
+                busy_before,
+                quiet_before,
+            })
+        }
+        None => None,
+    };
     Ok(IngestFigures {
         offered,
         stored,
@@ -137,7 +200,40 @@ pub(crate) async fn fill(url: &str, args: &Args) -> anyhow::Result<IngestFigures
         busy_chat_id,
         chats,
         live_commit_ms,
+        db_bytes,
+        messages,
+        phone,
     })
+}
+
+/// The phone shape's phonebook and groups, written before its messages (as a phone's first
+/// sync gives them), untimed.
+async fn phonebook(archive: &Archive, phone: &Phone) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let contacts = phone.contacts();
+    let groups = phone.groups();
+    let (nc, ng) = (contacts.len(), groups.len());
+    for c in contacts {
+        archive.upsert_contact(DEFAULT_ACCOUNT, c).await?;
+    }
+    for g in groups {
+        archive.upsert_group(DEFAULT_ACCOUNT, g).await?;
+    }
+    eprintln!(
+        "wazap-bench: phonebook of {nc} contacts and {ng} groups written in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The phone shape's figures from generating it, and the ids its phases read.
+#[derive(Debug, Clone)]
+pub(crate) struct PhoneRun {
+    pub(crate) summary: PhoneSummary,
+    pub(crate) quiet_chat_id: String,
+    /// A message half way back in the busiest chat, and in the quiet one.
+    pub(crate) busy_before: String,
+    pub(crate) quiet_before: String,
 }
 
 /// The writer's live path alone, for attributing the wake-up: one message at a time through
@@ -177,5 +273,6 @@ async fn live_commits(archive: &Archive) -> anyhow::Result<[f64; 3]> {
 
 enum Source {
     Synthetic,
-    File(Vec<Inbound>),
+    File(Box<dataset::JsonlReader>),
+    Phone(Box<Phone>),
 }

@@ -51,6 +51,12 @@ impl Report {
             i.offered,
             i.offered as f64 / i.seconds
         );
+        println!(
+            "| database after ingest (`pg_database_size`, vacuumed) | {} messages | | | | | {:.0} bytes/message, {:.1} MiB |",
+            i.messages,
+            i.db_bytes as f64 / i.messages.max(1) as f64,
+            i.db_bytes as f64 / 1_048_576.0
+        );
         for l in &self.latencies {
             println!(
                 "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0} | {} |",
@@ -71,9 +77,23 @@ impl Report {
     /// The figures as JSON.
     pub(crate) fn to_json(&self) -> Value {
         let i = &self.ingest;
+        let source = match (&self.args.jsonl, self.args.phone) {
+            (Some(path), _) => path.clone(),
+            (None, true) => "phone".into(),
+            (None, false) => "synthetic".into(),
+        };
+        let phone = i.phone.as_ref().map(|p| {
+            let s = &p.summary;
+            json!({"contacts": s.contacts, "groups": s.groups,
+                   "busiest_chat_messages": s.busy.1, "quiet_chat_messages": s.quiet.1,
+                   "busiest_share": s.busy.1 as f64 / i.offered as f64})
+        });
         json!({
-            "dataset": {"source": self.args.jsonl.clone().unwrap_or_else(|| "synthetic".into()),
-                        "messages": i.stored, "offered": i.offered, "chats": i.chats},
+            "dataset": {"source": source,
+                        "messages": i.stored, "offered": i.offered, "chats": i.chats,
+                        "phone": phone},
+            "database": {"bytes": i.db_bytes, "messages": i.messages,
+                         "bytes_per_message": i.db_bytes as f64 / i.messages.max(1) as f64},
             "ingest": {"seconds": i.seconds, "messages_per_second": i.offered as f64 / i.seconds},
             "latency": self.latencies.iter().map(|l| json!({
                 "name": l.name, "calls": l.calls, "p50_ms": l.p50_ms, "p99_ms": l.p99_ms,
@@ -114,6 +134,41 @@ pub(crate) async fn run_reads(
             report.latencies.push(Latency {
                 name: format!("{label}, {how}"),
                 budget,
+                ..l
+            });
+        }
+    }
+    // The phone shape: a page further back in the busiest chat, and both pages of a quiet one
+    // (issue 29 item 2), with the minimal client.
+    if let Some(p) = report.ingest.phone.clone() {
+        let (busy_n, quiet_n) = (p.summary.busy.1, p.summary.quiet.1);
+        let cases = [
+            (
+                format!("read_messages (50 before the middle, busiest chat, {busy_n} messages)"),
+                json!({"chat_id": busy, "limit": 50, "before": p.busy_before}),
+            ),
+            (
+                format!("read_messages (50 latest, quiet chat, {quiet_n} messages)"),
+                json!({"chat_id": p.quiet_chat_id, "limit": 50}),
+            ),
+            (
+                format!("read_messages (50 before the middle, quiet chat, {quiet_n} messages)"),
+                json!({"chat_id": p.quiet_chat_id, "limit": 50, "before": p.quiet_before}),
+            ),
+        ];
+        for (label, call_args) in cases {
+            let l = measure_with(
+                url,
+                token,
+                "read_messages",
+                &call_args,
+                args.requests,
+                Client::Raw,
+            )
+            .await?;
+            report.latencies.push(Latency {
+                name: format!("{label}, minimal client"),
+                budget: "p50 ≤ 3 ms, p99 ≤ 10 ms (issue 29)",
                 ..l
             });
         }

@@ -13,6 +13,9 @@ mod faults;
 mod ingest;
 mod latency;
 mod media;
+mod phone;
+mod phone_people;
+mod phone_text;
 mod raw_mcp;
 mod search;
 mod send;
@@ -89,6 +92,7 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let busy_chat = ingest.busy_chat_id.clone();
     let live_commit_ms = ingest.live_commit_ms;
+    let phone = ingest.phone.clone();
     let mut report = latency::Report::new(&args, ingest);
     if args.runs("reads") {
         latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
@@ -96,7 +100,18 @@ async fn main() -> anyhow::Result<()> {
         latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
     }
     let search = if args.runs("search") {
-        Some(search::run(&stack, &gw.mcp_url(), &token, args.requests, &mut report).await?)
+        Some(
+            search::run(
+                &stack,
+                &gw.mcp_url(),
+                &token,
+                args.requests,
+                &mut report,
+                phone.as_ref(),
+                &busy_chat,
+            )
+            .await?,
+        )
     } else {
         None
     };

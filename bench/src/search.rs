@@ -3,13 +3,18 @@
 //! photo whose bytes are cached; and EXPLAIN (ANALYZE) of the worker's search statement run as
 //! a prepared statement after six executions, when Postgres may have switched to a generic plan
 //! (DESIGN §11's trap), so the plans can be checked for a parallel `Gather` or for a time-order
-//! walk over a rare word.
+//! walk over a rare word. With `--shape phone` (issue 29), the words instead are those the
+//! phone shape picked from the archive it made, one per frequency decade, plus a two-word query
+//! and a prefix, each alone, within one month (`since`/`until`) and within the busiest chat
+//! (`chat_id`), with the minimal client; each case's hits, p50 and p99 also go to the JSON.
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 use wazap_shared::ids::DEFAULT_ACCOUNT;
 use wazap_tests::{Mcp, Stack};
 
 use crate::dataset::RARE_WORD;
+use crate::ingest::PhoneRun;
 use crate::latency::{Client, Report, measure, measure_with};
 
 /// The worker's `search_messages` statements for a connection that reads every chat and passes
@@ -44,12 +49,87 @@ const CAP: i64 = 1_000;
 /// The prefix query: the start of [`crate::dataset::COMMON_WORD`].
 const PREFIX: &str = "orçam";
 
-/// One measured query: its label, the agent's query, the tsquery text for EXPLAIN, its budget.
+/// One measured query: its label, the agent's query, the tsquery text for EXPLAIN, its budget,
+/// and the filters it passes (a chat id, a `since`/`until` range).
+#[derive(Clone)]
 struct Case {
-    label: &'static str,
+    label: String,
     query: String,
     tsquery: String,
     budget: &'static str,
+    chat: Option<String>,
+    range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+impl Case {
+    fn plain(label: &str, query: String, tsquery: String, budget: &'static str) -> Self {
+        Self {
+            label: label.into(),
+            query,
+            tsquery,
+            budget,
+            chat: None,
+            range: None,
+        }
+    }
+}
+
+/// Issue 29's goal for every search of the phone shape.
+const PHONE_BUDGET: &str = "p50 ≤ 3 ms, p99 ≤ 10 ms (issue 29)";
+
+/// The phone shape's cases: each picked word, the two-word query and the prefix, each alone,
+/// within one month, and within the busiest chat.
+fn phone_cases(p: &PhoneRun, busy_chat_id: &str) -> Vec<Case> {
+    let s = &p.summary;
+    let mut base: Vec<Case> = s
+        .picks
+        .iter()
+        .map(|w| {
+            let label = format!(
+                "word of ≈{} messages ({}, {} counted)",
+                w.decade, w.written, w.count
+            );
+            Case::plain(
+                &label,
+                w.written.clone(),
+                format!("'{}'", w.folded),
+                PHONE_BUDGET,
+            )
+        })
+        .collect();
+    if let Some((query, tsquery)) = &s.pair {
+        let label = format!("two words ({query})");
+        base.push(Case::plain(
+            &label,
+            query.clone(),
+            tsquery.clone(),
+            PHONE_BUDGET,
+        ));
+    }
+    if let Some((query, tsquery)) = &s.prefix {
+        let label = format!("prefix ({query})");
+        base.push(Case::plain(
+            &label,
+            query.clone(),
+            tsquery.clone(),
+            PHONE_BUDGET,
+        ));
+    }
+    let mut cases = Vec::with_capacity(base.len() * 3);
+    for c in base {
+        let month = Case {
+            label: format!("{}, one month", c.label),
+            range: Some(s.month),
+            ..c.clone()
+        };
+        let chat = Case {
+            label: format!("{}, busiest chat", c.label),
+            chat: Some(busy_chat_id.to_owned()),
+            ..c.clone()
+        };
+        cases.extend([c, month, chat]);
+    }
+    cases
 }
 
 /// What this phase found beside the latency rows.
@@ -59,65 +139,100 @@ pub(crate) struct SearchFigures {
     plans: Vec<(String, i64, String)>,
     /// Plans that show the traps: a parallel plan, or a rare word not led by the word index.
     warnings: Vec<String>,
+    /// Every case: its query, filters, hits and latency.
+    cases: Vec<Value>,
 }
 
 /// Measure the search tools on `stack` through the gateway at `url` with `token`, adding the
-/// latency rows to `report`; `requests` calls per case.
+/// latency rows to `report`; `requests` calls per case. With `phone`, the phone shape's words
+/// (picked from the archive it made), also within a month and within `busy_chat_id`.
 pub(crate) async fn run(
     stack: &Stack,
     url: &str,
     token: &str,
     requests: usize,
     report: &mut Report,
+    phone: Option<&PhoneRun>,
+    busy_chat_id: &str,
 ) -> anyhow::Result<SearchFigures> {
-    let cases = [
-        Case {
-            label: "rare word",
-            query: RARE_WORD.into(),
-            tsquery: format!("'{RARE_WORD}'"),
-            budget: "p50 ≤ 2 ms, p99 ≤ 40 ms",
-        },
-        Case {
+    let cases = match phone {
+        Some(p) => phone_cases(p, busy_chat_id),
+        None => vec![
+            Case::plain(
+                "rare word",
+                RARE_WORD.into(),
+                format!("'{RARE_WORD}'"),
+                "p50 ≤ 2 ms, p99 ≤ 40 ms",
+            ),
             // Unaccented on purpose: the index folds accents.
-            label: "common word",
-            query: "orcamento".into(),
-            tsquery: "'orcamento'".into(),
-            budget: "p50 ≤ 15 ms, p99 ≤ 40 ms",
-        },
-        Case {
-            label: "prefix",
-            query: format!("{PREFIX}*"),
+            Case::plain(
+                "common word",
+                "orcamento".into(),
+                "'orcamento'".into(),
+                "p50 ≤ 15 ms, p99 ≤ 40 ms",
+            ),
             // Folded, as the worker folds the agent's query.
-            tsquery: "'orcam':*".into(),
-            budget: "p50 ≤ 15 ms, p99 ≤ 40 ms",
-        },
-        Case {
-            label: "very common word",
-            query: "meeting".into(),
-            tsquery: "'meeting'".into(),
-            budget: "(for attribution)",
-        },
-    ];
+            Case::plain(
+                "prefix",
+                format!("{PREFIX}*"),
+                "'orcam':*".into(),
+                "p50 ≤ 15 ms, p99 ≤ 40 ms",
+            ),
+            Case::plain(
+                "very common word",
+                "meeting".into(),
+                "'meeting'".into(),
+                "(for attribution)",
+            ),
+        ],
+    };
     let mut figures = SearchFigures::default();
     let client = stack.pool.get().await?;
     client
         .batch_execute("set max_parallel_workers_per_gather = 0")
         .await?;
     for (n, case) in cases.iter().enumerate() {
+        let (since, until) = case.range.unzip();
         let hits: i64 = client
             .query_one(
                 "select count(*) from messages
-                  where search @@ ($1::text)::tsquery and not private",
-                &[&case.tsquery],
+                  where search @@ ($1::text)::tsquery and not private
+                    and ($2::text is null or chat_id = $2)
+                    and ($3::timestamptz is null or ts >= $3)
+                    and ($4::timestamptz is null or ts < $4)",
+                &[&case.tsquery, &case.chat, &since, &until],
             )
             .await?
             .get(0);
         eprintln!("wazap-bench: search_messages, {} ({hits} hits)", case.label);
-        let args = json!({"query": case.query, "limit": 20});
-        let l = measure(url, token, "search_messages", &args, requests).await?;
+        let mut args = json!({"query": case.query, "limit": 20});
+        if let Some(chat) = &case.chat {
+            args["chat_id"] = json!(chat);
+        }
+        if let Some((since, until)) = case.range {
+            args["since"] = json!(since.to_rfc3339_opts(SecondsFormat::Secs, true));
+            args["until"] = json!(until.to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
+        // The phone shape measures with the minimal client (the server's share, as issue 29's
+        // figures); the synthetic one as it always did.
+        let client_kind = if phone.is_some() {
+            Client::Raw
+        } else {
+            Client::Rmcp
+        };
+        let l = measure_with(url, token, "search_messages", &args, requests, client_kind).await?;
         let name = format!("search_messages, {} ({hits} hits, 20 newest)", case.label);
+        figures.cases.push(json!({
+            "case": case.label, "query": case.query, "chat_id": case.chat,
+            "since": since, "until": until, "hits": hits,
+            "p50_ms": l.p50_ms, "p99_ms": l.p99_ms, "max_ms": l.max_ms,
+        }));
         report.push(&name, case.budget, l);
-        if n == 0 {
+        if case.chat.is_some() || case.range.is_some() {
+            // The statements below are those of an unfiltered search.
+            continue;
+        }
+        if n == 0 && phone.is_none() {
             // The rare word's time is mostly the HTTP/NATS path, and rmcp's client, sharing
             // the two cores, adds 0.25–0.5 ms a call (rmcp 3.11's client turns its connection
             // pool off, so every call opens a TCP connection): the minimal client, one
@@ -180,7 +295,7 @@ pub(crate) async fn run(
                 case.label
             ));
         }
-        figures.plans.push((case.label.into(), hits, plan));
+        figures.plans.push((case.label.clone(), hits, plan));
     }
     // A failing get_attachment (e.g. the media store unavailable) must not lose the rest.
     if let Err(e) = attachment(url, token, requests, report).await {
@@ -240,6 +355,7 @@ impl SearchFigures {
                 "query": label, "hits": hits, "plan": plan,
             })).collect::<Vec<_>>(),
             "warnings": self.warnings,
+            "cases": self.cases,
         })
     }
 }
