@@ -66,6 +66,9 @@ pub struct Config {
     /// Whether OAuth client metadata documents may be fetched from private and loopback
     /// addresses (`WAZAP_OAUTH_PRIVATE_DOCUMENTS`, off by default).
     pub oauth_private_documents: bool,
+    /// Certificates (DER) trusted beside the system's roots when fetching OAuth client metadata
+    /// documents: not read from the environment; tests serve documents under their own CA.
+    pub oauth_document_roots: Vec<Vec<u8>>,
     /// Whether send tools and `/api/send/*` exist.
     pub outbound: bool,
     /// Whether the attachment tools exist.
@@ -123,6 +126,7 @@ impl Config {
             mcp_max_concurrency,
             body_budget_bytes: body_budget_mib * 1024 * 1024,
             oauth_private_documents: cfg::switch(src, OAUTH_PRIVATE_DOCUMENTS, false)?,
+            oauth_document_roots: Vec::new(),
             outbound: cfg::switch(src, OUTBOUND, true)?,
             attachments: cfg::switch(src, ATTACHMENTS, true)?,
             send_deadline: wazap_shared::wire::send::SEND_DEADLINE,

@@ -3,7 +3,9 @@
 // `compat::oauth` one step at a time over stdin/stdout (one JSON object per line):
 //
 //   → {"authorize": URL}           the SDK found the authorization server from /mcp's 401,
-//                                  registered (Dynamic Client Registration) and wants the owner;
+//                                  registered (Dynamic Client Registration, or with
+//                                  OAUTH_CLIENT_METADATA_URL set its metadata document's URL as
+//                                  its client id) and wants the owner;
 //   ← the callback URL             what the owner's approval redirected to;
 //   → {"tools": N, "read": "ok"}   after the code exchange: tools/list and list_chats;
 //   → {"refreshed": true}          an invalid access token made the SDK refresh and retry;
@@ -44,6 +46,8 @@ const store = { client: undefined, tokens: undefined, verifier: undefined, state
 let authorizeAsked = null;
 const provider = {
   get redirectUrl() { return redirectUrl; },
+  // A Client ID Metadata Document (served by the test), used when the server supports them.
+  clientMetadataUrl: process.env.OAUTH_CLIENT_METADATA_URL || undefined,
   get clientMetadata() {
     return {
       client_name: "wazap SDK check (TypeScript)",

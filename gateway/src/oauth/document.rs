@@ -72,11 +72,13 @@ impl std::fmt::Debug for Documents {
 }
 
 impl Documents {
-    /// A fetcher; `private_allowed` is `WAZAP_OAUTH_PRIVATE_DOCUMENTS`.
-    pub(crate) fn new(private_allowed: bool) -> Arc<Self> {
+    /// A fetcher; `private_allowed` is `WAZAP_OAUTH_PRIVATE_DOCUMENTS`, `extra_roots` (DER)
+    /// are trusted beside the system's.
+    pub(crate) fn new(private_allowed: bool, extra_roots: &[Vec<u8>]) -> Arc<Self> {
         let mut roots = rustls::RootCertStore::empty();
-        let found = rustls_native_certs::load_native_certs();
-        let (added, _) = roots.add_parsable_certificates(found.certs);
+        let mut found = rustls_native_certs::load_native_certs().certs;
+        found.extend(extra_roots.iter().map(|der| der.clone().into()));
+        let (added, _) = roots.add_parsable_certificates(found);
         if added == 0 {
             tracing::warn!(
                 "no system CA certificates: client metadata documents cannot be fetched"
@@ -323,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_document_url_is_https_with_a_path_unless_private_ones_are_allowed() {
-        let strict = Documents::new(false);
+        let strict = Documents::new(false, &[]);
         assert!(strict.target("https://client.example/oauth.json").is_ok());
         for bad in [
             "https://client.example",
@@ -336,7 +338,7 @@ mod tests {
         ] {
             assert_eq!(strict.target(bad).err(), Some(BAD_URL), "{bad}");
         }
-        let open = Documents::new(true);
+        let open = Documents::new(true, &[]);
         let t = open.target("http://127.0.0.1:9/doc?v=1").unwrap();
         assert_eq!((t.port, t.path.as_str(), t.tls), (9, "/doc?v=1", false));
         assert_eq!(

@@ -73,7 +73,10 @@ pub(crate) fn owner_listener(
         origin: origin.clone(),
         trusted_proxies: config.trusted_proxies.clone(),
         resources: resources(mcp, &listener),
-        documents: crate::oauth::document::Documents::new(config.oauth_private_documents),
+        documents: crate::oauth::document::Documents::new(
+            config.oauth_private_documents,
+            &config.oauth_document_roots,
+        ),
     });
     let oauth = crate::oauth::routes(&origin, state.bus.clone(), Arc::clone(&listener));
     routes::router(owner)

@@ -24,8 +24,11 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use wazap_tests::{Stack, leak};
 use wazap_worker::config::ConnectorKind;
 
+mod document;
+
 use super::{compat_dir, python};
 use crate::owner::{Owner, PASSWORD};
+use document::Document;
 
 /// The clients' redirect URI: nothing listens there; the browser's navigation to it is
 /// answered by `consent.mjs`.
@@ -131,10 +134,24 @@ async fn connects_with_oauth_refreshes_and_is_revoked(
     mut client: Command,
     name: &str,
     shot: &str,
+    document: Option<&Document>,
 ) -> anyhow::Result<()> {
     let stack = Stack::start(ConnectorKind::Sim).await?;
-    let gw = stack.gateway(&[]).await?;
+    let gw = match document {
+        // The document is on loopback under the test's own CA: the test switch and that root.
+        Some(d) => {
+            let root = d.root.clone();
+            let vars = [("WAZAP_OAUTH_PRIVATE_DOCUMENTS", "on")];
+            stack
+                .gateway_with(&vars, |c| c.oauth_document_roots = vec![root])
+                .await?
+        }
+        None => stack.gateway(&[]).await?,
+    };
     let owner = Owner::login(&stack, &gw).await?;
+    if let Some(d) = document {
+        client.env("OAUTH_CLIENT_METADATA_URL", &d.url);
+    }
     let mut child = client
         .current_dir(compat_dir())
         .env("WAZAP_MCP_URL", gw.mcp_url())
@@ -150,7 +167,10 @@ async fn connects_with_oauth_refreshes_and_is_revoked(
     let asked = next(&mut out).await?;
     let authorize = asked["authorize"].as_str().unwrap_or_default().to_owned();
     let client_id = asked["client_id"].as_str().unwrap_or_default().to_owned();
-    assert!(client_id.starts_with("wzcl_"), "registered by DCR: {asked}");
+    match document {
+        Some(d) => assert_eq!(client_id, d.url, "known by its document: {asked}"),
+        None => assert!(client_id.starts_with("wzcl_"), "registered by DCR: {asked}"),
+    }
     let url = reqwest::Url::parse(&authorize)?;
     let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
     let has = |k: &str, v: &str| pairs.iter().any(|(a, b)| a == k && b == v);
@@ -167,10 +187,15 @@ async fn connects_with_oauth_refreshes_and_is_revoked(
     assert_eq!(claims["Client id"], client_id.as_str(), "{claims}");
     assert_eq!(claims["The approval code goes to"], REDIRECT, "{claims}");
     assert_eq!(claims["Access to"], gw.mcp_url().as_str(), "{claims}");
+    let how = if document.is_some() {
+        "metadata document"
+    } else {
+        "dynamic client registration"
+    };
     assert!(
         claims["How it registered"]
             .as_str()
-            .is_some_and(|h| h.contains("dynamic client registration")),
+            .is_some_and(|h| h.contains(how)),
         "{claims}"
     );
     assert_eq!(
@@ -237,6 +262,23 @@ async fn the_typescript_sdk_connects_with_oauth_refreshes_and_is_revoked() -> an
         client,
         "wazap SDK check (TypeScript)",
         "21-oauth-consent-typescript",
+        None,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_typescript_sdk_connects_by_its_client_id_metadata_document() -> anyhow::Result<()> {
+    let dir = compat_dir();
+    let name = "wazap SDK check (TypeScript, metadata document)";
+    let document = Document::serve(name).await?;
+    let mut client = Command::new("node");
+    client.arg(dir.join("oauth_client.mjs"));
+    connects_with_oauth_refreshes_and_is_revoked(
+        client,
+        name,
+        "23-oauth-consent-document",
+        Some(&document),
     )
     .await
 }
@@ -249,6 +291,7 @@ async fn the_python_sdk_connects_with_oauth_refreshes_and_is_revoked() -> anyhow
         client,
         "wazap SDK check (Python)",
         "22-oauth-consent-python",
+        None,
     )
     .await
 }
