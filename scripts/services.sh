@@ -76,6 +76,8 @@ ensure_test_tools() {
     (cd "$repo_root/tests/compat" && npm ci --no-audit --no-fund --loglevel=error)
   # e2e `owner::browser`: Debian's chromium driven by playwright-core (never a downloaded browser).
   command -v chromium >/dev/null || apt_install chromium
+  # e2e `compat::oauth`: the test's own CA for a client metadata document served over https.
+  command -v openssl >/dev/null || apt_install openssl
   [ -d "$repo_root/tests/browser/node_modules/playwright-core" ] ||
     (cd "$repo_root/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
 }
