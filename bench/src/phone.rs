@@ -218,7 +218,9 @@ impl Phone {
                 let data = (recent || rng.below(10) == 0).then(|| crate::dataset::JPEG.clone());
                 let d = self.start + Duration::days((i * DAYS as usize / self.total) as i64);
                 let file = format!("IMG-{}-WA{:04}.jpg", d.format("%Y%m%d"), i % 10_000);
+                // The declared size only where the bytes are not given (they tell their own).
                 let size = 40_000 + rng.below(3_000_000) as u64;
+                let size = data.is_none().then_some(size);
                 (
                     MessageType::Image,
                     Some(("image/jpeg", Some(file), size, None, data)),
@@ -230,7 +232,7 @@ impl Phone {
                 let size = 200_000 + rng.below(40_000_000) as u64;
                 (
                     MessageType::Video,
-                    Some(("video/mp4", None, size, Some(secs), None)),
+                    Some(("video/mp4", None, Some(size), Some(secs), None)),
                     rng.below(10) < 2,
                 )
             }
@@ -241,7 +243,7 @@ impl Phone {
                     Some((
                         "audio/ogg; codecs=opus",
                         None,
-                        u64::from(secs) * 2_000,
+                        Some(u64::from(secs) * 2_000),
                         Some(secs),
                         None,
                     )),
@@ -258,13 +260,13 @@ impl Phone {
                 let size = 20_000 + rng.below(5_000_000) as u64;
                 (
                     MessageType::Document,
-                    Some((mime, Some(file), size, None, None)),
+                    Some((mime, Some(file), Some(size), None, None)),
                     false,
                 )
             }
             95..100 => (
                 MessageType::Sticker,
-                Some(("image/webp", None, 20_000, None, None)),
+                Some(("image/webp", None, Some(20_000), None, None)),
                 false,
             ),
             _ => (MessageType::Text, None, true),
@@ -290,7 +292,7 @@ impl Phone {
             attachment: attachment.map(|(mime, filename, size, seconds, data)| InboundAttachment {
                 mime_type: mime.into(),
                 filename,
-                size: Some(size),
+                size,
                 seconds,
                 thumbnail: None,
                 data,
