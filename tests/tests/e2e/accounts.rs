@@ -22,6 +22,27 @@ async fn each_request_goes_to_the_subject_of_its_account() -> anyhow::Result<()>
         .subscribe(format!("{}.rpc.>", stack.subjects.prefix()))
         .await?;
     stack.nats.flush().await?;
+    // The observer must be an interest the server routes other connections' messages to
+    // before the first call: a message published from another connection has to reach it.
+    // (Without this, a CI run once saw the first request answered "no responders" and its
+    // subject never reached the observer.)
+    let probe = format!("{}.rpc.probe.ready", stack.subjects.prefix());
+    let other = async_nats::connect(&stack.nats_url).await?;
+    let mut ready = false;
+    for _ in 0..50 {
+        other.publish(probe.clone(), "".into()).await?;
+        other.flush().await?;
+        if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(100), seen.next()).await
+            && m.subject.as_str() == probe
+        {
+            ready = true;
+            break;
+        }
+    }
+    anyhow::ensure!(
+        ready,
+        "the observer never saw a message from another connection"
+    );
     // Another account's chat id, the default one's listing, a named account, a cursor of
     // another account: the worker answers each (not found or empty), wherever it went.
     let calls = [
@@ -48,7 +69,9 @@ async fn each_request_goes_to_the_subject_of_its_account() -> anyhow::Result<()>
     }
     let mut subjects = Vec::new();
     while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), seen.next()).await {
-        subjects.push(msg.subject.to_string());
+        if msg.subject.as_str() != probe {
+            subjects.push(msg.subject.to_string());
+        }
     }
     let prefix = stack.subjects.prefix();
     for (tool, _, account) in &calls {
