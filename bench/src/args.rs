@@ -2,14 +2,18 @@
 
 /// Usage text.
 pub(crate) const USAGE: &str =
-    "usage: wazap-bench [--shape synthetic|phone] [--messages N] [--chats N] [--jsonl FILE]
-                   [--requests N] [--out FILE] [--keep] [--only LIST]
+    "usage: wazap-bench [--shape synthetic|phone] [--messages N] [--chats N] [--contacts N]
+                   [--jsonl FILE] [--requests N] [--out FILE] [--keep] [--only LIST]
   --shape S      synthetic (default): one busy chat and a long tail, two search words;
                  phone: shaped like a real phone (1,000 named contacts, 600 chats with
                  Zipf activity, groups of 2-250, three languages, Zipf words, 10% media),
-                 searched for words it picks from the archive, one per frequency decade
+                 searched for words it picks from the archive, one per frequency decade,
+                 and for names, phone digits, a group word and file names it picks
   --messages N   messages to ingest (default 1000000)
   --chats N      synthetic chats, 10% groups (default 5000; the phone shape has 600)
+  --contacts N   the phone shape's phonebook, 100 to 5000 (default 1000): the same
+                 messages and chats whatever N; below 1000 some chats are with unsaved
+                 numbers, above it the extra contacts are never chatted with
   --jsonl FILE   load the archive from FILE instead: one JSON object a line with
                  chat_id, message_id, sender, timestamp (RFC 3339), text, kind, from_me
   --requests N   measured calls per tool, after 10% warm-up (default 2000)
@@ -30,6 +34,8 @@ pub(crate) struct Args {
     pub(crate) phone: bool,
     pub(crate) messages: usize,
     pub(crate) chats: usize,
+    /// `--contacts`: the phone shape's phonebook size.
+    pub(crate) contacts: usize,
     pub(crate) jsonl: Option<String>,
     pub(crate) requests: usize,
     pub(crate) out: String,
@@ -52,12 +58,14 @@ impl Args {
             phone: false,
             messages: 1_000_000,
             chats: 5_000,
+            contacts: crate::phone_people::DEFAULT_CONTACTS,
             jsonl: None,
             requests: 2_000,
             out: "bench-results.json".into(),
             keep: false,
             only: Vec::new(),
         };
+        let mut contacts_given = false;
         while let Some(flag) = argv.next() {
             let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
             let number = |v: String| {
@@ -74,6 +82,10 @@ impl Args {
                     }
                 }
                 "--chats" => a.chats = number(value()?)?,
+                "--contacts" => {
+                    a.contacts = number(value()?)?;
+                    contacts_given = true;
+                }
                 "--requests" => a.requests = number(value()?)?,
                 "--jsonl" => a.jsonl = Some(value()?),
                 "--out" => a.out = value()?,
@@ -92,6 +104,18 @@ impl Args {
         }
         if a.phone && a.jsonl.is_some() {
             return Err("--shape phone and --jsonl exclude each other".into());
+        }
+        if contacts_given && !a.phone {
+            return Err("--contacts is for --shape phone".into());
+        }
+        let range = crate::phone_people::CONTACTS_RANGE;
+        if !range.contains(&a.contacts) {
+            return Err(format!(
+                "--contacts: expected {} to {} contacts, got {}",
+                range.start(),
+                range.end(),
+                a.contacts
+            ));
         }
         if a.phone && a.messages < crate::phone_people::CHATS {
             return Err(format!(
@@ -114,5 +138,38 @@ impl Args {
     /// Whether only phases that make their own archives were asked for (no shared one needed).
     pub(crate) fn only_named(&self) -> bool {
         !self.only.is_empty() && self.only.iter().all(|p| NAMED_ONLY.contains(&p.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Args, String> {
+        Args::parse(line.split_whitespace().map(str::to_owned))
+    }
+
+    #[test]
+    fn contacts_are_the_phone_shapes_only_and_bounded() {
+        assert_eq!(parse("--shape phone").unwrap().contacts, 1_000);
+        assert_eq!(parse("").unwrap().contacts, 1_000);
+        assert_eq!(
+            parse("--shape phone --contacts 2000").unwrap().contacts,
+            2_000
+        );
+        assert_eq!(
+            parse("--contacts 2000 --shape phone").unwrap().contacts,
+            2_000
+        );
+        assert!(parse("--shape phone --contacts 100").is_ok());
+        assert!(parse("--shape phone --contacts 5000").is_ok());
+        let err = parse("--shape phone --contacts 99").unwrap_err();
+        assert_eq!(err, "--contacts: expected 100 to 5000 contacts, got 99");
+        assert!(parse("--shape phone --contacts 5001").is_err());
+        assert!(parse("--shape phone --contacts many").is_err());
+        assert_eq!(
+            parse("--contacts 2000").unwrap_err(),
+            "--contacts is for --shape phone"
+        );
     }
 }

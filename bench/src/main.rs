@@ -14,6 +14,8 @@ mod ingest;
 mod latency;
 mod media;
 mod phone;
+mod phone_cases;
+mod phone_lookups;
 mod phone_people;
 mod phone_text;
 mod raw_mcp;
@@ -94,10 +96,16 @@ async fn main() -> anyhow::Result<()> {
     let live_commit_ms = ingest.live_commit_ms;
     let phone = ingest.phone.clone();
     let mut report = latency::Report::new(&args, ingest);
+    // The phone shape's cases of the other tools, checked for what they find (issue 29).
+    let mut cases = phone_cases::PhoneCases::new(phone.clone(), args.requests);
     if args.runs("reads") {
         latency::run_reads(&gw.mcp_url(), &token, &args, &mut report).await?;
         latency::run_rpc(&stack, &connection, &token, &args, &mut report).await?;
         latency::run_gateway_only(&gw.mcp_url(), &token, &args, &mut report).await?;
+        let phase = phone_cases::Phase::Reads;
+        cases
+            .run(phase, &stack, &gw.mcp_url(), &token, &mut report)
+            .await?;
     }
     let search = if args.runs("search") {
         Some(
@@ -115,12 +123,22 @@ async fn main() -> anyhow::Result<()> {
     } else {
         None
     };
+    if args.runs("search") {
+        let phase = phone_cases::Phase::Search;
+        cases
+            .run(phase, &stack, &gw.mcp_url(), &token, &mut report)
+            .await?;
+    }
     // Printed now, so a later phase that fails or hangs does not take these figures with it.
     report.print();
     let mut figures = report.to_json();
     if let Some(search) = search {
         search.print();
         figures["search"] = search.to_json();
+    }
+    if phone.is_some() {
+        cases.print();
+        figures["phone_cases"] = cases.to_json();
     }
     if args.runs("wait") {
         let wait = wait::run(&stack, &gw.mcp_url(), &token, live_commit_ms).await?;
@@ -148,5 +166,5 @@ async fn main() -> anyhow::Result<()> {
     gw.stop().await?;
     drop(stack);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    Ok(())
+    cases.verdict()
 }

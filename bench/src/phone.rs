@@ -1,19 +1,26 @@
 //! The phone shape (`--shape phone`, issue 29 item 1): an archive shaped like a real phone,
 //! made deterministically from a seed and streamed slab by slab (only the phonebook, the chats,
 //! the timeline and the word counts are held, never the messages):
-//! - 1,000 named contacts (phone JIDs, a third also with a LID) and 600 strangers met in groups;
+//! - 1,000 people the owner knows (phone JIDs, a third also with a LID), named in a phonebook of
+//!   `--contacts` entries ([`crate::phone_people`]), and 600 strangers met in groups;
 //! - 600 chats, one in five a group of 2–250 members whose senders are members, with a Zipf
 //!   activity (the busiest holds ≈18% of all messages) and conversations that run in bursts;
 //! - two years of timestamps with a daily rhythm, bursts and a growing trend;
 //! - text in English, Portuguese and Hebrew with emoji, links and numbers
 //!   ([`crate::phone_text`]), ≈10% media rows with attachments.
+//!
+//! It also remembers what the tools other than `search_messages` are asked for
+//! ([`crate::phone_lookups`]): names, digits, a group word, file names.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use wazap_shared::wire::MessageType;
 use wazap_worker::archive::{ContactUpdate, GroupUpdate, Inbound, InboundAttachment};
 
 use crate::dataset::Rng;
-use crate::phone_people::{CHATS, CONTACTS, Chat, Person, chats, people};
+use crate::phone_lookups::Lookups;
+use crate::phone_people::{self as pp, CHATS, Chat, Person, chats, people};
 use crate::phone_text::{Lang, Pick, Words, zipf};
 
 /// The busiest chat's share of all messages.
@@ -41,6 +48,11 @@ pub(crate) struct Phone {
     rng: Rng,
     words: Words,
     per_chat: Vec<u64>,
+    contacts: usize,
+    /// Documents per word of their file names.
+    file_words: HashMap<String, u64>,
+    /// The file name of the first photo past the archive's middle.
+    photo: Option<String>,
 }
 
 /// What the generator leaves for the phases: the words it picked and the chats to read.
@@ -60,6 +72,8 @@ pub(crate) struct PhoneSummary {
     pub(crate) month: (DateTime<Utc>, DateTime<Utc>),
     pub(crate) contacts: usize,
     pub(crate) groups: usize,
+    /// What the other tools are asked for.
+    pub(crate) lookups: Lookups,
 }
 
 /// The Zipf exponent that gives the first of `n` ranks `share` of the weight.
@@ -78,10 +92,10 @@ fn exponent(n: usize, share: f64) -> f64 {
 }
 
 impl Phone {
-    /// A phone whose `total` messages end at `now`.
-    pub(crate) fn new(total: usize, now: DateTime<Utc>) -> Self {
+    /// A phone whose `total` messages end at `now`, with `contacts` in its phonebook.
+    pub(crate) fn new(total: usize, contacts: usize, now: DateTime<Utc>) -> Self {
         let mut rng = Rng::new(0x9407e);
-        let people = people(&mut rng);
+        let people = people(&mut rng, contacts);
         let chats = chats(&mut rng, &people);
         let s = exponent(CHATS, BUSIEST_SHARE);
         let chat_cdf = cumulative((1..=CHATS).map(|r| (r as f64).powf(-s)));
@@ -116,38 +130,25 @@ impl Phone {
             rng,
             words: Words::new(),
             per_chat: vec![0; CHATS],
+            contacts,
+            file_words: HashMap::new(),
+            photo: None,
         }
     }
 
     /// The phonebook, as contact updates.
     pub(crate) fn contacts(&self) -> Vec<ContactUpdate> {
-        self.people
-            .iter()
-            .filter_map(|p| {
-                Some(ContactUpdate {
-                    jid: p.jid.clone(),
-                    lid: p.lid.clone(),
-                    name: p.name.clone()?,
-                })
-            })
-            .collect()
+        pp::contact_updates(&self.people)
+    }
+
+    /// The (phone JID, LID) pairs of the people known but not in the phonebook.
+    pub(crate) fn links(&self) -> Vec<(String, String)> {
+        pp::unsaved_links(&self.people)
     }
 
     /// The groups with their members.
     pub(crate) fn groups(&self) -> Vec<GroupUpdate> {
-        self.chats
-            .iter()
-            .filter(|c| c.group)
-            .map(|c| GroupUpdate {
-                jid: c.jid.clone(),
-                name: c.name.clone(),
-                participants: c
-                    .people
-                    .iter()
-                    .map(|p| self.people[*p].sender().to_owned())
-                    .collect(),
-            })
-            .collect()
+        pp::group_updates(&self.chats, &self.people)
     }
 
     /// The busiest chat's JID.
@@ -218,6 +219,9 @@ impl Phone {
                 let data = (recent || rng.below(10) == 0).then(|| crate::dataset::JPEG.clone());
                 let d = self.start + Duration::days((i * DAYS as usize / self.total) as i64);
                 let file = format!("IMG-{}-WA{:04}.jpg", d.format("%Y%m%d"), i % 10_000);
+                if self.photo.is_none() && i >= self.total / 2 {
+                    self.photo = Some(file.clone());
+                }
                 // The declared size only where the bytes are not given (they tell their own).
                 let size = 40_000 + rng.below(3_000_000) as u64;
                 let size = data.is_none().then_some(size);
@@ -252,6 +256,9 @@ impl Phone {
             }
             85..95 => {
                 let file = Words::filename(rng, lang, i);
+                if let Some((word, _)) = file.split_once('_') {
+                    *self.file_words.entry(word.to_owned()).or_default() += 1;
+                }
                 let mime = match file.rsplit('.').next() {
                     Some("pdf") => "application/pdf",
                     Some("zip") => "application/zip",
@@ -327,6 +334,13 @@ impl Phone {
             .find(|c| self.per_chat[*c] >= QUIET_AT_LEAST)
             .unwrap_or(CHATS - 1);
         let since = self.start + Duration::days(DAYS / 2);
+        let lookups = Lookups::pick(
+            &self.people,
+            &self.chats,
+            &self.per_chat,
+            &self.file_words,
+            self.photo,
+        );
         PhoneSummary {
             picks,
             pair,
@@ -334,8 +348,9 @@ impl Phone {
             busy,
             quiet: (self.chats[quiet].jid.clone(), self.per_chat[quiet]),
             month: (since, since + Duration::days(30)),
-            contacts: CONTACTS,
+            contacts: self.contacts,
             groups: self.chats.iter().filter(|c| c.group).count(),
+            lookups,
         }
     }
 }
@@ -356,43 +371,4 @@ fn cumulative(weights: impl Iterator<Item = f64>) -> Vec<f64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_phone_shape_is_deterministic_and_shaped() {
-        let now = Utc::now();
-        let total = 60_000;
-        let mut a = Phone::new(total, now);
-        let mut b = Phone::new(total, now);
-        assert_eq!(a.slab(500), b.slab(500));
-        let members: std::collections::HashMap<String, Vec<String>> = a
-            .groups()
-            .into_iter()
-            .map(|g| (g.jid, g.participants))
-            .collect();
-        assert!(members.values().all(|m| (2..=250).contains(&m.len())));
-        assert_eq!(a.contacts().len(), CONTACTS);
-        let (mut media, mut last) = (0, a.start);
-        let mut seen = 500;
-        while seen < total {
-            for m in a.slab(10_000) {
-                seen += 1;
-                media += usize::from(m.attachment.is_some());
-                assert!(m.timestamp >= last && m.timestamp <= now);
-                last = m.timestamp;
-                if let Some(sender) = &m.sender_jid {
-                    assert!(members[&m.chat_jid].contains(sender));
-                }
-            }
-        }
-        let s = a.finish();
-        let share = s.busy.1 as f64 / total as f64;
-        assert!((0.12..0.25).contains(&share), "busiest share {share}");
-        assert!((0.08..0.12).contains(&(media as f64 / total as f64)));
-        let decades: Vec<u64> = s.picks.iter().map(|p| p.decade).collect();
-        assert_eq!(decades[..4], [1, 10, 100, 1_000], "{:?}", s.picks);
-        assert!(s.pair.is_some() && s.prefix.is_some());
-        eprintln!("{s:#?}");
-    }
-}
+mod tests;

@@ -27,6 +27,12 @@ impl RawMcp {
 
     /// Call `tool`; fails on an HTTP error, a JSON-RPC error or an `isError` result.
     pub(crate) async fn call(&self, tool: &str, args: &Value) -> anyhow::Result<()> {
+        self.call_result(tool, args).await.map(drop)
+    }
+
+    /// Call `tool` as [`RawMcp::call`] does, and return its result (`structuredContent`,
+    /// `content`), for the checks of what a case finds.
+    pub(crate) async fn call_result(&self, tool: &str, args: &Value) -> anyhow::Result<Value> {
         self.request("tools/call", json!({"name": tool, "arguments": args}), tool)
             .await
     }
@@ -34,7 +40,9 @@ impl RawMcp {
     /// `tools/list`: everything the gateway does for a request (HTTP, guards, bearer check,
     /// rmcp) without a NATS hop, for attribution.
     pub(crate) async fn list_tools(&self) -> anyhow::Result<()> {
-        self.request("tools/list", json!({}), "tools/list").await
+        self.request("tools/list", json!({}), "tools/list")
+            .await
+            .map(drop)
     }
 
     /// `tools/call` of `tool` with an argument it does not know: the gateway refuses it with a
@@ -54,15 +62,15 @@ impl RawMcp {
         Ok(())
     }
 
-    async fn request(&self, method: &str, params: Value, what: &str) -> anyhow::Result<()> {
-        let v = self.post(method, params, what).await?;
+    async fn request(&self, method: &str, params: Value, what: &str) -> anyhow::Result<Value> {
+        let mut v = self.post(method, params, what).await?;
         anyhow::ensure!(v.get("error").is_none(), "{what}: {}", v["error"]);
         anyhow::ensure!(
             v["result"]["isError"] != true,
             "{what} failed: {}",
             v["result"]["content"]
         );
-        Ok(())
+        Ok(v["result"].take())
     }
 
     /// POST one JSON-RPC request; its answer as JSON after an HTTP success.
