@@ -86,12 +86,6 @@ async fn redeem(
         revoke_family(&tx, family.as_deref()).await?;
         return refuse(tx, "a code presented again: its tokens are revoked").await;
     }
-    tx.execute(
-        "update oauth_codes set used_at = now() where code_hash = $1",
-        &[&hash(code)],
-    )
-    .await
-    .context("token: use code")?;
     let resource: String = row.get("resource");
     let reason = if !row.get::<_, bool>("fresh") {
         Some("expired code")
@@ -104,16 +98,22 @@ async fn redeem(
     } else {
         None
     };
-    if let Some(reason) = reason {
-        return refuse(tx, reason).await;
-    }
-    let family = random_hex(16).context("token: family")?;
+    // The code is used up either way (a wrong verifier cannot be retried); only a redeemed one
+    // starts a refresh family.
+    let family = match reason {
+        None => Ok(random_hex(16).context("token: family")?),
+        Some(reason) => Err(reason),
+    };
     tx.execute(
-        "update oauth_codes set family = $2 where code_hash = $1",
-        &[&hash(code), &family],
+        "update oauth_codes set used_at = now(), family = $2 where code_hash = $1",
+        &[&hash(code), &family.as_ref().ok()],
     )
     .await
-    .context("token: family")?;
+    .context("token: use code")?;
+    let family = match family {
+        Ok(family) => family,
+        Err(reason) => return refuse(tx, reason).await,
+    };
     let connection: String = row.get("connection_id");
     let grant = Grant {
         connection: &connection,
