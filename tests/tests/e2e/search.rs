@@ -622,6 +622,71 @@ async fn attachments_are_found_and_fetched_through_mcp() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
+async fn attachments_match_a_caption_word_or_part_of_a_name_never_a_private_file()
+-> anyhow::Result<()> {
+    // Names match by any part (the trigram index), captions by whole words or `word*` (the word
+    // index over file-carrying messages); a `#private` message's file matches neither way.
+    let stack = Stack::start(ConnectorKind::Sim).await?;
+    let ana = person(ANA);
+    stack.contact(&ana, None, "Ana Souza").await?;
+    let named = stack
+        .inject(document(&ana, "N1", 40, "IMG-20251207-WA0008.pdf", ""))
+        .await?;
+    let captioned = stack
+        .inject(document(
+            &ana,
+            "N2",
+            30,
+            "scan.pdf",
+            "Contrato de aluguel assinado",
+        ))
+        .await?;
+    stack
+        .inject(document(
+            &ana,
+            "N3",
+            20,
+            "segredo-20251207.pdf",
+            "contrato aluguel #private",
+        ))
+        .await?;
+    // The words in plain text, with no file: not a file's caption.
+    stack
+        .inject(text(&ana, "N4", minutes_ago(10), "o contrato do aluguel"))
+        .await?;
+    let gw = stack.gateway(&[]).await?;
+    let mcp = gw.mcp(&stack.token(ReadScope::all()).await?).await?;
+    let find = |query: &'static str| {
+        let mcp = &mcp;
+        async move {
+            let out = mcp
+                .call("search_attachments", json!({"query": query}))
+                .await?;
+            let found: Vec<String> = out.ok()["attachments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["message_id"].as_str().unwrap().to_owned())
+                .collect();
+            anyhow::Ok(found)
+        }
+    };
+    // A caption word only (no file name holds it), in any case, several words, a prefix.
+    for q in ["aluguel", "CONTRATO", "contrato assinado", "alug*"] {
+        assert_eq!(find(q).await?, [captioned.as_str()], "{q}");
+    }
+    // Part of a file name only, in any case; the whole name too.
+    for q in ["1207-wa00", "WA0008", "IMG-20251207-WA0008.pdf", "20251207"] {
+        assert_eq!(find(q).await?, [named.as_str()], "{q}");
+    }
+    // The private file: neither its name nor its caption.
+    for q in ["segredo", "segredo-20251207.pdf", "#private"] {
+        assert!(find(q).await?.is_empty(), "{q}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn get_attachment_takes_an_account_id_like_every_read_tool() -> anyhow::Result<()> {
     let stack = Stack::start(ConnectorKind::Sim).await?;
     let ana = person(ANA);

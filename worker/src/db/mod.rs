@@ -88,6 +88,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/0022_account_paused.sql"),
     ),
     ("0023_oauth", include_str!("migrations/0023_oauth.sql")),
+    (
+        "0024_attachment_search",
+        include_str!("migrations/0024_attachment_search.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

@@ -15,7 +15,7 @@ use wazap_shared::wire::search::{
 };
 use wazap_shared::wire::send::MediaRef;
 
-use crate::archive::read::{self, search};
+use crate::archive::read::{self, attachments};
 use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -44,7 +44,7 @@ pub async fn handle(
     let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
     let lookup = async {
-        search::attachment(&db, viewer, &account, &req.attachment_id, max)
+        attachments::attachment(&db, viewer, &account, &req.attachment_id, max)
             .await
             .context(CONTEXT)
     };
@@ -82,7 +82,7 @@ pub async fn handle(
                     )
                 })?;
             let db = read::connection(&state.db, CONTEXT).await?;
-            search::cache_bytes(&db, &found.account_id, &found.attachment_id, &downloaded)
+            attachments::cache_bytes(&db, &found.account_id, &found.attachment_id, &downloaded)
                 .await
                 .context(CONTEXT)?;
             downloaded

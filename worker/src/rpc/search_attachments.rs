@@ -12,7 +12,8 @@ use wazap_shared::wire::search::{
 use super::args;
 use super::scope::RequestedScope;
 use crate::archive::read;
-use crate::archive::read::search::{self, AttachmentFilters, Before, Filters};
+use crate::archive::read::attachments::{self, AttachmentFilters};
+use crate::archive::read::search::{Before, Filters};
 use crate::error::{Context as _, Error};
 use crate::state::AppState;
 use crate::viewer::Viewer;
@@ -78,7 +79,7 @@ pub async fn handle(
     let search = async {
         let before = match &req.before {
             Some(b) => {
-                let ts = search::attachment_anchor(&db, account, b)
+                let ts = attachments::attachment_anchor(&db, account, b)
                     .await
                     .context(CONTEXT)?
                     .ok_or_else(|| Error::invalid("before", "not an attachment of this account"))?;
@@ -97,7 +98,7 @@ pub async fn handle(
             text,
             mime_type: req.mime_type.as_deref(),
         };
-        search::attachments(&db, viewer, account, &filters, &af, limit)
+        attachments::attachments(&db, viewer, account, &filters, &af, limit)
             .await
             .context(CONTEXT)
     };

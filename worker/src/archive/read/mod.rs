@@ -22,6 +22,7 @@ macro_rules! sender_name {
     };
 }
 
+pub(crate) mod attachments;
 pub(crate) mod chats;
 pub(crate) mod messages;
 pub(crate) mod search;

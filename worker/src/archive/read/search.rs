@@ -1,17 +1,17 @@
-//! Full-text search over messages and the attachment queries (`search_messages`,
-//! `search_attachments`, `get_attachment`). The agent's words become a tsquery built here from
-//! quoted lexemes only (never operators from input), matched against the `search` vector of
-//! migration 0007; every query filters by the [`Viewer`]'s scope, the archive policy and
-//! `not private`, so `#private` messages and out-of-scope chats never match, count or snippet.
-
+//! Full-text search over messages (`search_messages`). The agent's words become a tsquery built
+//! here from quoted lexemes only (never operators from input), matched against the `search`
+//! vector of migration 0007; every query filters by the [`Viewer`]'s scope, the archive policy
+//! and `not private`, so `#private` messages and out-of-scope chats never match, count or
+//! snippet. The attachment queries (`search_attachments`, `get_attachment`) are in
+//! [`super::attachments`].
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use wazap_shared::wire::MessageType;
-use wazap_shared::wire::search::{AttachmentHit, SearchHit};
+use wazap_shared::wire::search::SearchHit;
 use wazap_shared::wire::{AttachmentInfo, Sender};
 
 use super::snippet::snippet;
-use super::{Params, chat_filter, contains_pattern, time_filter};
+use super::{Params, chat_filter, time_filter};
 use crate::archive::lexemes::{self, Token};
 use crate::viewer::Viewer;
 
@@ -84,7 +84,7 @@ pub(crate) fn parse_query(query: &str) -> Option<TextQuery> {
 }
 
 /// The SQL tsquery expression of `q`, its parameter pushed onto `p`.
-fn tsquery_sql(q: &TextQuery, p: &mut Params) -> String {
+pub(super) fn tsquery_sql(q: &TextQuery, p: &mut Params) -> String {
     format!("({}::text)::tsquery", p.push(q.tsquery.clone()))
 }
 
@@ -113,7 +113,13 @@ pub(crate) enum Before {
 }
 
 /// Push the common filters on `alias` (`ts`, `chat_id` columns) onto `cond`.
-fn push_filters(f: &Filters<'_>, viewer: &Viewer, ts: &str, chat: &str, p: &mut Params) -> String {
+pub(super) fn push_filters(
+    f: &Filters<'_>,
+    viewer: &Viewer,
+    ts: &str,
+    chat: &str,
+    p: &mut Params,
+) -> String {
     let mut cond = format!(
         "{} and {}",
         chat_filter(viewer, chat, p),
@@ -132,7 +138,7 @@ fn push_filters(f: &Filters<'_>, viewer: &Viewer, ts: &str, chat: &str, p: &mut 
 }
 
 /// The `types` filter's kinds as strings.
-fn kind_names(kinds: &[MessageType]) -> Vec<String> {
+pub(super) fn kind_names(kinds: &[MessageType]) -> Vec<String> {
     kinds.iter().map(|t| t.as_str().to_owned()).collect()
 }
 
@@ -278,199 +284,6 @@ fn to_hit(r: &tokio_postgres::Row, q: &TextQuery) -> SearchHit {
             }),
         snippet,
     }
-}
-
-/// Attachment filters beyond [`Filters`].
-#[derive(Debug, Clone, Default)]
-pub(crate) struct AttachmentFilters<'a> {
-    /// Text the file name or caption contains.
-    pub(crate) text: Option<&'a str>,
-    /// An exact media type, or `family/*`.
-    pub(crate) mime_type: Option<&'a str>,
-}
-
-/// The paging anchor of attachment `attachment_id` in `account`.
-pub(crate) async fn attachment_anchor(
-    db: &impl GenericClient,
-    account: &str,
-    attachment_id: &str,
-) -> anyhow::Result<Option<DateTime<Utc>>> {
-    let stmt = db
-        .prepare_cached(
-            "select ts from attachments
-              where account_id = $1 and attachment_id = $2 and not story",
-        )
-        .await?;
-    Ok(db
-        .query_opt(&stmt, &[&account, &attachment_id])
-        .await?
-        .map(|r| r.get(0)))
-}
-
-/// The newest `limit` files of `account` (never of stories, private or deleted messages, or
-/// outside the viewer's scope) matching the filters; newest first.
-#[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "search.attachments"))]
-pub(crate) async fn attachments(
-    db: &impl GenericClient,
-    viewer: &Viewer,
-    account: &str,
-    f: &Filters<'_>,
-    af: &AttachmentFilters<'_>,
-    limit: u32,
-) -> anyhow::Result<Vec<AttachmentHit>> {
-    let mut p = Params::default();
-    let acc = p.push(account.to_owned());
-    let mut cond = push_filters(f, viewer, "a.ts", "m.chat_id", &mut p);
-    if let Some(kinds) = f.kinds {
-        cond.push_str(&format!(" and a.kind = any({})", p.push(kind_names(kinds))));
-    }
-    if let Some(mime) = af.mime_type {
-        match mime.strip_suffix("/*") {
-            Some(family) => cond.push_str(&format!(
-                " and a.mime_type like {}",
-                p.push(format!("{}/%", family.replace(['%', '_', '\\'], "")))
-            )),
-            None => cond.push_str(&format!(" and a.mime_type = {}", p.push(mime.to_owned()))),
-        }
-    }
-    if let Some(text) = af.text {
-        let pat = p.push(contains_pattern(text));
-        cond.push_str(&format!(
-            " and (a.filename ilike {pat} or m.text ilike {pat})"
-        ));
-    }
-    if let Some((ts, Before::Attachment(id))) = &f.before {
-        let (t, id) = (p.push(*ts), p.push(id.clone()));
-        cond.push_str(&format!(" and (a.ts, a.attachment_id) < ({t}, {id})"));
-    }
-    let limit = p.push(i64::from(limit));
-    let sql = format!(
-        "select a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type, a.filename,
-                a.size, a.ts, m.text
-           from attachments a
-           join messages m on m.account_id = a.account_id and m.message_id = a.message_id
-          where a.account_id = {acc} and not a.story and not m.private
-            and m.kind <> 'deleted' and {cond}
-          order by a.ts desc, a.attachment_id desc
-          limit {limit}"
-    );
-    let stmt = db.prepare_cached(&sql).await?;
-    Ok(db
-        .query(&stmt, &p.refs())
-        .await?
-        .iter()
-        .map(|r| AttachmentHit {
-            attachment_id: r.get(0),
-            message_id: r.get(1),
-            chat_id: r.get(2),
-            kind: MessageType::parse(r.get(3)).unwrap_or(MessageType::Document),
-            mime_type: r.get(4),
-            filename: r.get(5),
-            size: r
-                .get::<_, Option<i64>>(6)
-                .and_then(|s| u64::try_from(s).ok()),
-            timestamp: r.get(7),
-            caption: Some(r.get::<_, String>(8)).filter(|t| !t.is_empty()),
-        })
-        .collect())
-}
-
-/// An attachment as `get_attachment` sees it, before its bytes.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredAttachment {
-    /// Its account.
-    pub(crate) account_id: String,
-    /// Its id.
-    pub(crate) attachment_id: String,
-    /// Its message.
-    pub(crate) message_id: String,
-    /// The message's chat.
-    pub(crate) chat_id: String,
-    /// Its kind.
-    pub(crate) kind: MessageType,
-    /// Its media type.
-    pub(crate) mime_type: String,
-    /// Its file name.
-    pub(crate) filename: Option<String>,
-    /// The size WhatsApp announced, where known.
-    pub(crate) size: Option<u64>,
-    /// When it was sent.
-    pub(crate) ts: DateTime<Utc>,
-    /// The size of the cached bytes, when they are cached.
-    pub(crate) cached: Option<u64>,
-    /// The cached bytes, when they are cached and no larger than the lookup's limit.
-    pub(crate) bytes: Option<Vec<u8>>,
-}
-
-/// The attachment `attachment_id` in `account` (the one its id names), when the viewer may
-/// read its message and that message is neither private nor deleted, and the file is not a
-/// story's; with its cached bytes when they are at most `max` bytes long — one round trip for a
-/// cached file. The scope is applied in the query (so no bytes are read for a file the viewer
-/// may not see) and again here.
-pub(crate) async fn attachment(
-    db: &impl GenericClient,
-    viewer: &Viewer,
-    account: &str,
-    attachment_id: &str,
-    max: u64,
-) -> anyhow::Result<Option<StoredAttachment>> {
-    let mut p = Params::default();
-    let id = p.push(attachment_id.to_owned());
-    let max = p.push(i64::try_from(max).unwrap_or(i64::MAX));
-    let account = p.push(account.to_owned());
-    let cond = push_filters(&Filters::default(), viewer, "m.ts", "m.chat_id", &mut p);
-    let sql = format!(
-        "select a.account_id, a.attachment_id, a.message_id, m.chat_id, a.kind, a.mime_type,
-                a.filename, a.size, m.ts, octet_length(a.data),
-                case when octet_length(a.data) <= {max}::int8 then a.data end
-           from attachments a
-           join messages m on m.account_id = a.account_id and m.message_id = a.message_id
-          where a.account_id = {account}
-            and a.attachment_id = {id} and not a.story and not m.private
-            and m.kind <> 'deleted' and {cond}"
-    );
-    let stmt = db.prepare_cached(&sql).await?;
-    let found = db.query_opt(&stmt, &p.refs()).await?.map(|r| {
-        let size = |i| {
-            r.get::<_, Option<i64>>(i)
-                .and_then(|s| u64::try_from(s).ok())
-        };
-        let cached = r
-            .get::<_, Option<i32>>(9)
-            .and_then(|s| u64::try_from(s).ok());
-        StoredAttachment {
-            account_id: r.get(0),
-            attachment_id: r.get(1),
-            message_id: r.get(2),
-            chat_id: r.get(3),
-            kind: MessageType::parse(r.get(4)).unwrap_or(MessageType::Document),
-            mime_type: r.get(5),
-            filename: r.get(6),
-            size: size(7),
-            ts: r.get(8),
-            cached,
-            bytes: r.get(10),
-        }
-    });
-    Ok(found.filter(|a| viewer.can_read(&a.chat_id, a.ts)))
-}
-
-/// Keep downloaded bytes, so the next `get_attachment` needs no download.
-pub(crate) async fn cache_bytes(
-    db: &impl GenericClient,
-    account: &str,
-    attachment_id: &str,
-    bytes: &[u8],
-) -> anyhow::Result<()> {
-    let stmt = db
-        .prepare_cached(
-            "update attachments set data = $3::bytea, size = coalesce(size, octet_length($3::bytea))
-              where account_id = $1 and attachment_id = $2 and data is null",
-        )
-        .await?;
-    db.execute(&stmt, &[&account, &attachment_id, &bytes])
-        .await?;
-    Ok(())
 }
 
 #[cfg(test)]
