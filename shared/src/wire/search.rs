@@ -122,7 +122,8 @@ pub struct SearchAttachmentsRequest {
     /// `before` names (else the default one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
-    /// Text the file name or the caption contains (case-insensitive), e.g. `invoice` or `.pdf`.
+    /// Part of the file name (any case, e.g. `invoice` or `.pdf`), or words of the caption (all
+    /// of them, whole; `word*` for a prefix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Only this chat: a chat id from list_chats, or a phone number for the direct chat.
