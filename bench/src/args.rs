@@ -20,7 +20,9 @@ pub(crate) const USAGE: &str =
   --out FILE     where the JSON figures go (default bench-results.json)
   --keep         keep the filled database afterwards (its name is printed), for EXPLAIN
   --only LIST    run only these phases after the ingest, comma-separated from
-                 reads, search, wait, send (default: all), faults (only when named:
+                 reads, search, wait, send, plans (each read and search case with every
+                 worker session forced to custom, then generic plans; fails when generic
+                 is > 3x and > 1 ms slower) (default: all), faults (only when named:
                  takeover, Postgres restart, gateway rolling restart), accounts (only when
                  named: ingest into several accounts, routing by account, a worker of three
                  killed), media (only when named: 20 x 8 MiB media sends at once, the
@@ -45,8 +47,8 @@ pub(crate) struct Args {
 }
 
 /// The phases `--only` may name.
-const PHASES: [&str; 8] = [
-    "ingest", "reads", "search", "wait", "send", "faults", "accounts", "media",
+const PHASES: [&str; 9] = [
+    "ingest", "reads", "search", "wait", "send", "plans", "faults", "accounts", "media",
 ];
 /// The phases that run only when named, each on an archive of its own.
 const NAMED_ONLY: [&str; 3] = ["faults", "accounts", "media"];

@@ -103,46 +103,44 @@ impl Report {
     }
 }
 
-/// Measure the read tools.
-pub(crate) async fn run_reads(
-    url: &str,
-    token: &str,
-    args: &Args,
-    report: &mut Report,
-) -> anyhow::Result<()> {
+/// One end-to-end call a phase measures: the tool, a label for it, its arguments. Each phase
+/// hands out its list, so the `plans` phase measures the same calls ([`crate::plans`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) tool: &'static str,
+    pub(crate) label: String,
+    pub(crate) args: Value,
+}
+
+/// The read cases of `report`'s archive: each call, its budget, and whether rmcp's client is
+/// measured beside the minimal one.
+fn read_cases(report: &Report) -> Vec<(Call, &'static str, bool)> {
     let busy = report.ingest.busy_chat_id.clone();
-    let cases: [(&str, &str, Value, &'static str); 2] = [
+    let mut cases = vec![
         (
-            "read_messages (50 latest, busy chat)",
-            "read_messages",
-            json!({"chat_id": busy, "limit": 50}),
+            Call {
+                tool: "read_messages",
+                label: "read_messages (50 latest, busy chat)".into(),
+                args: json!({"chat_id": busy, "limit": 50}),
+            },
             "p50 ≤ 1.5 ms, p99 ≤ 5 ms",
+            true,
         ),
         (
-            "list_chats (50)",
-            "list_chats",
-            json!({"limit": 50}),
+            Call {
+                tool: "list_chats",
+                label: "list_chats (50)".into(),
+                args: json!({"limit": 50}),
+            },
             "p50 ≤ 2 ms, p99 ≤ 6 ms",
+            true,
         ),
     ];
-    for (label, tool, call_args, budget) in cases {
-        for (client, how) in [
-            (Client::Raw, "minimal client"),
-            (Client::Rmcp, "rmcp client"),
-        ] {
-            let l = measure_with(url, token, tool, &call_args, args.requests, client).await?;
-            report.latencies.push(Latency {
-                name: format!("{label}, {how}"),
-                budget,
-                ..l
-            });
-        }
-    }
     // The phone shape: a page further back in the busiest chat, and both pages of a quiet one
     // (issue 29 item 2), with the minimal client.
-    if let Some(p) = report.ingest.phone.clone() {
+    if let Some(p) = &report.ingest.phone {
         let (busy_n, quiet_n) = (p.summary.busy.1, p.summary.quiet.1);
-        let cases = [
+        let pages = [
             (
                 format!("read_messages (50 before the middle, busiest chat, {busy_n} messages)"),
                 json!({"chat_id": busy, "limit": 50, "before": p.busy_before}),
@@ -156,19 +154,44 @@ pub(crate) async fn run_reads(
                 json!({"chat_id": p.quiet_chat_id, "limit": 50, "before": p.quiet_before}),
             ),
         ];
-        for (label, call_args) in cases {
-            let l = measure_with(
-                url,
-                token,
-                "read_messages",
-                &call_args,
-                args.requests,
-                Client::Raw,
-            )
-            .await?;
+        for (label, args) in pages {
+            let call = Call {
+                tool: "read_messages",
+                label,
+                args,
+            };
+            cases.push((call, "p50 ≤ 3 ms, p99 ≤ 10 ms (issue 29)", false));
+        }
+    }
+    cases
+}
+
+/// The calls the `reads` phase measures (those of [`run_reads`]).
+pub(crate) fn read_calls(report: &Report) -> Vec<Call> {
+    read_cases(report).into_iter().map(|(c, ..)| c).collect()
+}
+
+/// Measure the read tools.
+pub(crate) async fn run_reads(
+    url: &str,
+    token: &str,
+    args: &Args,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    for (call, budget, with_rmcp) in read_cases(report) {
+        let clients: &[(Client, &str)] = if with_rmcp {
+            &[
+                (Client::Raw, "minimal client"),
+                (Client::Rmcp, "rmcp client"),
+            ]
+        } else {
+            &[(Client::Raw, "minimal client")]
+        };
+        for &(client, how) in clients {
+            let l = measure_with(url, token, call.tool, &call.args, args.requests, client).await?;
             report.latencies.push(Latency {
-                name: format!("{label}, minimal client"),
-                budget: "p50 ≤ 3 ms, p99 ≤ 10 ms (issue 29)",
+                name: format!("{}, {how}", call.label),
+                budget,
                 ..l
             });
         }

@@ -18,6 +18,7 @@ mod phone_cases;
 mod phone_lookups;
 mod phone_people;
 mod phone_text;
+mod plans;
 mod raw_mcp;
 mod search;
 mod send;
@@ -83,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let ingest = ingest::fill(&db.url, &args).await?;
 
-    let stack = Stack::on(db, ConnectorKind::Sim).await?;
+    let mut stack = Stack::on(db, ConnectorKind::Sim).await?;
     let gw = stack.gateway(&[("WAZAP_MCP_MAX_CONCURRENCY", "2")]).await?;
     let (connection, token) = stack
         .token_with(
@@ -158,6 +159,18 @@ async fn main() -> anyhow::Result<()> {
         sends.print();
         figures["send"] = sends.to_json();
     }
+    // Last: it restarts the worker under each plan_cache_mode (issue 29 item 3).
+    let plans = if args.runs("plans") {
+        let mut calls = latency::read_calls(&report);
+        calls.extend(search::calls(phone.as_ref(), &busy_chat));
+        calls.extend(phone_cases::calls(phone.as_ref()));
+        let plans = plans::run(&mut stack, &gw.mcp_url(), &token, calls).await?;
+        plans.print();
+        figures["plans"] = plans.to_json();
+        Some(plans)
+    } else {
+        None
+    };
     for (phase, value) in named {
         figures[phase] = value;
     }
@@ -166,5 +179,6 @@ async fn main() -> anyhow::Result<()> {
     gw.stop().await?;
     drop(stack);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    cases.verdict()
+    let plans = plans.map_or(Ok(()), |p| p.verdict());
+    cases.verdict().and(plans)
 }

@@ -19,7 +19,7 @@ use wazap_shared::wire::{read, search};
 use wazap_tests::Stack;
 
 use crate::ingest::PhoneRun;
-use crate::latency::{Client, Report, measure_with};
+use crate::latency::{Call, Client, Report, measure_with};
 use crate::raw_mcp::RawMcp;
 
 /// Issue 29's goal for every case.
@@ -169,6 +169,23 @@ fn cases(phase: Phase, p: &PhoneRun, skipped: &mut Vec<String>) -> Vec<Case> {
         }
     }
     out
+}
+
+/// The calls of both phases' cases (none for another shape), for the `plans` phase.
+pub(crate) fn calls(phone: Option<&PhoneRun>) -> Vec<Call> {
+    let Some(p) = phone else {
+        return Vec::new();
+    };
+    let mut skipped = Vec::new();
+    [Phase::Reads, Phase::Search]
+        .into_iter()
+        .flat_map(|phase| cases(phase, p, &mut skipped))
+        .map(|c| Call {
+            tool: c.tool,
+            label: format!("{}, {}", c.tool, c.label),
+            args: c.args,
+        })
+        .collect()
 }
 
 /// The cases of a phone-shaped run, with the figures and checks of every case run.

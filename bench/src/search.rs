@@ -15,7 +15,7 @@ use wazap_tests::{Mcp, Stack};
 
 use crate::dataset::RARE_WORD;
 use crate::ingest::PhoneRun;
-use crate::latency::{Client, Report, measure, measure_with};
+use crate::latency::{Call, Client, Report, measure, measure_with};
 
 /// The worker's `search_messages` statements for a connection that reads every chat and passes
 /// no filter (worker/src/archive/read/search.rs `messages`, scope conditions `true`): first the
@@ -71,6 +71,19 @@ impl Case {
             chat: None,
             range: None,
         }
+    }
+
+    /// The tool's arguments: the query, the 20 newest, and the case's filters.
+    fn args(&self) -> Value {
+        let mut args = json!({"query": self.query, "limit": 20});
+        if let Some(chat) = &self.chat {
+            args["chat_id"] = json!(chat);
+        }
+        if let Some((since, until)) = self.range {
+            args["since"] = json!(since.to_rfc3339_opts(SecondsFormat::Secs, true));
+            args["until"] = json!(until.to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
+        args
     }
 }
 
@@ -132,30 +145,9 @@ fn phone_cases(p: &PhoneRun, busy_chat_id: &str) -> Vec<Case> {
     cases
 }
 
-/// What this phase found beside the latency rows.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SearchFigures {
-    /// (label, matching messages, the plan of the prepared query after six runs).
-    plans: Vec<(String, i64, String)>,
-    /// Plans that show the traps: a parallel plan, or a rare word not led by the word index.
-    warnings: Vec<String>,
-    /// Every case: its query, filters, hits and latency.
-    cases: Vec<Value>,
-}
-
-/// Measure the search tools on `stack` through the gateway at `url` with `token`, adding the
-/// latency rows to `report`; `requests` calls per case. With `phone`, the phone shape's words
-/// (picked from the archive it made), also within a month and within `busy_chat_id`.
-pub(crate) async fn run(
-    stack: &Stack,
-    url: &str,
-    token: &str,
-    requests: usize,
-    report: &mut Report,
-    phone: Option<&PhoneRun>,
-    busy_chat_id: &str,
-) -> anyhow::Result<SearchFigures> {
-    let cases = match phone {
+/// The cases of this phase: the phone shape's (with `phone`) or the synthetic archive's words.
+fn cases(phone: Option<&PhoneRun>, busy_chat_id: &str) -> Vec<Case> {
+    match phone {
         Some(p) => phone_cases(p, busy_chat_id),
         None => vec![
             Case::plain(
@@ -185,7 +177,45 @@ pub(crate) async fn run(
                 "(for attribution)",
             ),
         ],
-    };
+    }
+}
+
+/// The `search_messages` calls this phase measures, for the `plans` phase.
+pub(crate) fn calls(phone: Option<&PhoneRun>, busy_chat_id: &str) -> Vec<Call> {
+    cases(phone, busy_chat_id)
+        .iter()
+        .map(|c| Call {
+            tool: "search_messages",
+            label: format!("search_messages, {}", c.label),
+            args: c.args(),
+        })
+        .collect()
+}
+
+/// What this phase found beside the latency rows.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchFigures {
+    /// (label, matching messages, the plan of the prepared query after six runs).
+    plans: Vec<(String, i64, String)>,
+    /// Plans that show the traps: a parallel plan, or a rare word not led by the word index.
+    warnings: Vec<String>,
+    /// Every case: its query, filters, hits and latency.
+    cases: Vec<Value>,
+}
+
+/// Measure the search tools on `stack` through the gateway at `url` with `token`, adding the
+/// latency rows to `report`; `requests` calls per case. With `phone`, the phone shape's words
+/// (picked from the archive it made), also within a month and within `busy_chat_id`.
+pub(crate) async fn run(
+    stack: &Stack,
+    url: &str,
+    token: &str,
+    requests: usize,
+    report: &mut Report,
+    phone: Option<&PhoneRun>,
+    busy_chat_id: &str,
+) -> anyhow::Result<SearchFigures> {
+    let cases = cases(phone, busy_chat_id);
     let mut figures = SearchFigures::default();
     let client = stack.pool.get().await?;
     client
@@ -205,14 +235,7 @@ pub(crate) async fn run(
             .await?
             .get(0);
         eprintln!("wazap-bench: search_messages, {} ({hits} hits)", case.label);
-        let mut args = json!({"query": case.query, "limit": 20});
-        if let Some(chat) = &case.chat {
-            args["chat_id"] = json!(chat);
-        }
-        if let Some((since, until)) = case.range {
-            args["since"] = json!(since.to_rfc3339_opts(SecondsFormat::Secs, true));
-            args["until"] = json!(until.to_rfc3339_opts(SecondsFormat::Secs, true));
-        }
+        let args = case.args();
         // The phone shape measures with the minimal client (the server's share, as issue 29's
         // figures); the synthetic one as it always did.
         let client_kind = if phone.is_some() {
