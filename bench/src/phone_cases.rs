@@ -328,15 +328,26 @@ async fn count(stack: &Stack, c: &Count) -> anyhow::Result<i64> {
             .await?
         }
         Count::Attachments { text, kinds } => {
+            // As the worker reads a query: part of the file name, or every word of the caption
+            // whole (the cases' queries carry no accents, so lower-cased words are the index's
+            // lexemes).
+            let words = text.as_deref().map(|t| {
+                t.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(|w| format!("'{}'", w.to_lowercase()))
+                    .collect::<Vec<_>>()
+                    .join(" & ")
+            });
             let text = text.as_deref().map(contains_pattern);
             db.query_one(
                 "select count(*) from attachments a
                    join messages m on m.account_id = a.account_id and m.message_id = a.message_id
                   where a.account_id = $1 and not a.story and not m.private
                     and m.kind <> 'deleted'
-                    and ($2::text is null or a.filename ilike $2 or m.text ilike $2)
+                    and ($2::text is null or a.filename ilike $2
+                         or m.search @@ ($4::text)::tsquery)
                     and ($3::text[] is null or a.kind = any($3))",
-                &[&DEFAULT_ACCOUNT, &text, kinds],
+                &[&DEFAULT_ACCOUNT, &text, kinds, &words],
             )
             .await?
         }
