@@ -10,6 +10,7 @@ use wazap_shared::ErrorCode;
 use wazap_shared::subjects::Subjects;
 use wazap_shared::wire::SyncState;
 
+use crate::archive::read::search::SearchStats;
 use crate::archive::{Archive, ArchiveMeta};
 use crate::connector::DynConnector;
 use crate::error::Error;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub served: Served,
     /// Copies of the JetStream buckets this worker creates (`WAZAP_NATS_REPLICAS`).
     pub nats_replicas: usize,
+    /// The planner's statistics `search_messages` chooses its index reads with.
+    pub(crate) search_stats: SearchStats,
 }
 
 /// One account this worker serves: it holds the account's lease, and writes its archive and
@@ -116,6 +119,7 @@ impl AppState {
             supervisor,
             served: Served::default(),
             nats_replicas: 1,
+            search_stats: SearchStats::default(),
         }
     }
 

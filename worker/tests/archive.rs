@@ -167,5 +167,7 @@ mod ingest;
 mod messages;
 #[path = "archive/scope.rs"]
 mod scope;
+#[path = "archive/search.rs"]
+mod search;
 #[path = "archive/statistics.rs"]
 mod statistics;

@@ -92,6 +92,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0024_attachment_search",
         include_str!("migrations/0024_attachment_search.sql"),
     ),
+    (
+        "0025_search_keys",
+        include_str!("migrations/0025_search_keys.sql"),
+    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

@@ -50,6 +50,7 @@ pub async fn handle(
     let inside = super::args::viewer_in(viewer, asked.account())?;
     let viewer: &Viewer = &inside;
     let db = read::connection(&state.db, CONTEXT).await?;
+    let stats = state.search_stats.get(&state.db);
     let scope = asked.scope(&db, viewer, CONTEXT).await?;
     let (account, chat) = (&scope.account, &scope.chat);
     let search = async {
@@ -70,9 +71,17 @@ pub async fn handle(
             kinds: req.types.as_deref(),
             before,
         };
-        search::messages(&db, viewer, account, &query, &filters, limit)
-            .await
-            .context(CONTEXT)
+        search::messages(
+            &db,
+            stats.as_deref(),
+            viewer,
+            account,
+            &query,
+            &filters,
+            limit,
+        )
+        .await
+        .context(CONTEXT)
     };
     let messages = scope.run(&db, CONTEXT, search).await?;
     Ok(SearchMessagesResponse {

@@ -1,8 +1,9 @@
 //! Full-text search over messages (`search_messages`). The agent's words become a tsquery built
 //! here from quoted lexemes only (never operators from input), matched against the `search`
-//! vector of migration 0007; every query filters by the [`Viewer`]'s scope, the archive policy
-//! and `not private`, so `#private` messages and out-of-scope chats never match, count or
-//! snippet. The attachment queries (`search_attachments`, `get_attachment`) are in
+//! vector of migration 0010, and read through the word index with the chat and time keys of
+//! migration 0025 ([`buckets`], docs/search.md); every query filters by the [`Viewer`]'s scope,
+//! the archive policy and `not private`, so `#private` messages and out-of-scope chats never
+//! match, count or snippet. The attachment queries (`search_attachments`, `get_attachment`) are in
 //! [`super::attachments`].
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
@@ -14,6 +15,14 @@ use super::snippet::snippet;
 use super::{Params, chat_filter, time_filter};
 use crate::archive::lexemes::{self, Token};
 use crate::viewer::Viewer;
+use plan::Plan;
+pub(crate) use stats::SearchStats;
+use stats::{Range, Snapshot};
+
+mod buckets;
+mod plan;
+mod stats;
+mod walk;
 
 /// Most lexemes one query may hold.
 const MAX_TERMS: usize = 16;
@@ -164,20 +173,58 @@ pub(crate) async fn message_anchor(
 }
 
 /// The newest `limit` messages of `account` matching `q` and `f` that the viewer may read,
-/// never private ones; newest first, each with a snippet.
+/// never private ones; newest first, each with a snippet. `stats` (none on an archive never
+/// analyzed) choose how the word index is read ([`plan`]); a prefix walks ([`walk`]).
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "search.messages"))]
 pub(crate) async fn messages(
     db: &impl GenericClient,
+    stats: Option<&Snapshot>,
     viewer: &Viewer,
     account: &str,
     q: &TextQuery,
     f: &Filters<'_>,
     limit: u32,
 ) -> anyhow::Result<Vec<SearchHit>> {
-    let mut p = Params::default();
+    if q.terms.iter().any(|t| t.prefix) {
+        return walk::messages(db, viewer, account, q, f, limit).await;
+    }
+    let plan = match stats {
+        Some(s) => {
+            let lexemes: Vec<&str> = q.terms.iter().map(|t| t.lexeme.as_str()).collect();
+            plan::choose(&s.estimate(&lexemes, f.chat_id, range(viewer, f)), limit)
+        }
+        // A new archive: its buckets are few, and so are its matches.
+        None => Plan::Buckets(plan::SHIFTS[2]),
+    };
+    tracing::debug!(?plan, "search plan");
+    buckets::messages(db, viewer, account, q, f, plan, limit).await
+}
+
+/// The time a search of `f` by `viewer` covers: the later start, the earlier end.
+fn range(viewer: &Viewer, f: &Filters<'_>) -> Range {
+    let anchor = f.before.as_ref().map(|(ts, _)| *ts);
+    Range {
+        since: f.since.max(viewer.scope.since),
+        until: [f.until, viewer.scope.until, anchor]
+            .into_iter()
+            .flatten()
+            .min(),
+    }
+}
+
+/// The words' tsquery, and the condition every search statement puts on a hit `m` beside the
+/// words (pushing their parameters onto `p`): the account, never private, the filters of `f`,
+/// the paging anchor.
+fn hit_filter(
+    viewer: &Viewer,
+    account: &str,
+    q: &TextQuery,
+    f: &Filters<'_>,
+    p: &mut Params,
+) -> (String, String) {
     let acc = p.push(account.to_owned());
-    let tsq = tsquery_sql(q, &mut p);
-    let mut cond = push_filters(f, viewer, "m.ts", "m.chat_id", &mut p);
+    let tsq = tsquery_sql(q, p);
+    let mut cond = push_filters(f, viewer, "m.ts", "m.chat_id", p);
     if let Some(kinds) = f.kinds {
         cond.push_str(&format!(" and m.kind = any({})", p.push(kind_names(kinds))));
     }
@@ -185,56 +232,15 @@ pub(crate) async fn messages(
         let (t, pos) = (p.push(*ts), p.push(*pos));
         cond.push_str(&format!(" and (m.ts, m.position) < ({t}, {pos})"));
     }
-    let limit = p.push(i64::from(limit));
-    let cols = "m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
-                m.sender_name, m.sender_chat_id, m.text";
-    let filter = format!("m.account_id = {acc} and m.search @@ s.q and not m.private and {cond}");
-    // First the word index alone: at most CAP hits, then the newest of them. A rare word ends
-    // here (its few heap rows are all that is read). The query sits in its own materialized
-    // CTE so the planner cannot see the words: seeing a prefix, it over-estimates the hits and
-    // reads the table in order until CAP of them turn up.
-    // The page size is read through a sub-select, as `Params::push_opaque` does (the walk
-    // below shares the parameter and must see it): the words, hidden in `s`, never shape
-    // this plan, and a visible limit made Postgres plan every search anew (dearer than a
-    // rare word's execution).
-    let by_word = format!(
-        "with s as materialized (select {tsq} as q),
-              w as materialized (select {cols} from messages m, s where {filter} limit {CAP})
-         {OUTER} (select * from w order by ts desc, position desc limit (select {limit}::int8)) h {JOINS},
-         (select count(*) from w) n
-         order by h.ts desc, h.position desc"
-    );
-    let stmt = db.prepare_cached(&by_word).await?;
-    let rows = db.query(&stmt, &p.refs()).await?;
-    if rows.first().is_none_or(|r| r.get::<_, i64>(15) < CAP) {
-        return Ok(rows.iter().map(|r| to_hit(r, q)).collect());
-    }
-    // A common word (CAP hits or more): walking the archive newest first (messages_recent, or
-    // messages_chat_ts in one chat) reaches `limit` hits after about limit × N / hits rows,
-    // instead of sorting every hit's heap row. This statement keeps its custom plans: only
-    // one that sees the words chooses the walk (a generic plan guesses few hits and reads
-    // them all through the word index, many times slower for a common word).
-    let by_time = format!(
-        "{OUTER} (select {cols} from messages m, (select {tsq} as q) s where {filter}
-                   order by m.ts desc, m.position desc limit {limit}) h {JOINS},
-         (select {CAP}::int8 as count) n
-         order by h.ts desc, h.position desc"
-    );
-    let stmt = db.prepare_cached(&by_time).await?;
-    Ok(db
-        .query(&stmt, &p.refs())
-        .await?
-        .iter()
-        .map(|r| to_hit(r, q))
-        .collect())
+    let filter = format!("m.account_id = {acc} and not m.private and {cond}");
+    (tsq, filter)
 }
 
-/// Hits the word index may return before a search walks by time instead. Hits lie scattered
-/// over the heap (a page each), the newest messages lie together: 1,000 hits cost ~1,000 page
-/// reads; a walk for 20 of ≥ 1,000 hits in 1M messages tests ≤ 20,000 clustered rows.
-const CAP: i64 = 1_000;
+/// The columns of a hit, as the select list of the search statements reads them.
+const COLS: &str = "m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
+                m.sender_name, m.sender_chat_id, m.text";
 
-/// The select list of both search statements over the hits `h` (column 15: the hit count).
+/// The select list of the search statements over the hits `h` (column 15: the hit count).
 const OUTER: &str = concat!(
     "select h.message_id, h.chat_id, coalesce(c.name, c.push_name, '+' || c.phone),
                 h.ts, h.kind, h.from_me, ",
@@ -245,10 +251,17 @@ const OUTER: &str = concat!(
            from"
 );
 
-/// The joins both search statements add to the hits `h`.
-const JOINS: &str = "left join chats c on c.account_id = h.account_id and c.chat_id = h.chat_id
-   left join chat_merges g on g.account_id = h.account_id and g.from_chat_id = h.sender_chat_id
-   left join attachments a on a.account_id = h.account_id and a.message_id = h.message_id";
+/// The joins the search statements add to the hits `h`: each a lookup per hit, fenced
+/// (`offset 0`) so that it stays one. Seen as plain joins, a page whose size the plan does not
+/// know (it is read through a sub-select) was guessed at 200 hits, and every file and chat of
+/// the archive was read into a hash table for 20 of them.
+const JOINS: &str = "left join lateral (select c.name, c.push_name, c.phone from chats c
+        where c.account_id = h.account_id and c.chat_id = h.chat_id offset 0) c on true
+   left join lateral (select g.into_chat_id from chat_merges g
+        where g.account_id = h.account_id and g.from_chat_id = h.sender_chat_id offset 0) g on true
+   left join lateral (select a.attachment_id, a.kind, a.mime_type, a.filename, a.size, a.seconds
+        from attachments a
+        where a.account_id = h.account_id and a.message_id = h.message_id offset 0) a on true";
 
 /// A search row of query `q` → a hit (rows are never private: the query filters them out).
 fn to_hit(r: &tokio_postgres::Row, q: &TextQuery) -> SearchHit {

@@ -1,0 +1,109 @@
+//! The newest matches of whole words through the keys of migration 0025 (docs/search.md):
+//! probes of "these words, in this time bucket (and this chat)", newest bucket first, until the
+//! page is full; or, for words with few matches, one probe for all of them.
+//!
+//! Each probe sits behind `offset 0`, a fence the planner does not look through nor push
+//! conditions into: it holds only the words and keys, so it is planned alone, as the index
+//! probe it is, whatever else the search filters on and whatever the parameters (seen with
+//! the page's limit, the planner walked inside each probe: seconds instead of a millisecond;
+//! seeing the chat's id in a generic plan, it read the whole chat through its time index at
+//! each probe). The other conditions test the probe's few rows.
+//! The probes are the inner side of a nested loop over the buckets, newest first, so the limit
+//! stops the loop as soon as the page is full; a bucket's matches are sorted alone.
+
+use deadpool_postgres::GenericClient;
+use wazap_shared::wire::search::SearchHit;
+
+use super::plan::Plan;
+use super::{COLS, Filters, JOINS, OUTER, Params, TextQuery, hit_filter, to_hit};
+use crate::viewer::Viewer;
+
+/// [`super::messages`] for whole words, read as `plan` says.
+pub(super) async fn messages(
+    db: &impl GenericClient,
+    viewer: &Viewer,
+    account: &str,
+    q: &TextQuery,
+    f: &Filters<'_>,
+    plan: Plan,
+    limit: u32,
+) -> anyhow::Result<Vec<SearchHit>> {
+    let mut p = Params::default();
+    let (tsq, filter) = hit_filter(viewer, account, q, f, &mut p);
+    let chat = f.chat_id.map(|c| p.push(c.to_owned()));
+    let chat_key = chat
+        .as_ref()
+        .map(|c| format!("quote_literal(search_chat_key({c}))"));
+    let limit = p.push_opaque(i64::from(limit));
+    let hits = match plan {
+        Plan::Whole => {
+            let keys = chat_key.map_or(String::new(), |k| {
+                format!(" and m.search_keys @@ ({k})::tsquery")
+            });
+            format!(
+                "select m.* from (select {COLS}, m.private from messages m, s
+                                   where m.search @@ s.q{keys} offset 0) m
+                  where {filter}
+                  order by m.ts desc, m.position desc limit {limit}"
+            )
+        }
+        Plan::Buckets(shift) => {
+            let shift = p.push(i32::from(shift));
+            let bucket = format!("quote_literal(search_bucket_key({shift}, b.n))");
+            let keys = chat_key.map_or(bucket.clone(), |k| format!("{bucket} || ' & ' || {k}"));
+            let (newest, oldest) = ends(viewer, f, account, chat.as_deref(), &mut p);
+            format!(
+                "select x.* from generate_series(search_bucket({shift}, {newest}),
+                                                 search_bucket({shift}, {oldest}), -1) b(n),
+                   lateral (select m.* from (select {COLS}, m.private from messages m, s
+                                              where m.search @@ s.q
+                                                and m.search_keys @@ ({keys})::tsquery
+                                             offset 0) m
+                             where {filter}
+                             order by m.ts desc, m.position desc) x
+                 limit {limit}"
+            )
+        }
+    };
+    let sql = format!(
+        "with s as materialized (select {tsq} as q)
+         {OUTER} ({hits}) h {JOINS}, (select 0::int8 as count) n
+         order by h.ts desc, h.position desc"
+    );
+    let stmt = db.prepare_cached(&sql).await?;
+    Ok(db
+        .query(&stmt, &p.refs())
+        .await?
+        .iter()
+        .map(|r| to_hit(r, q))
+        .collect())
+}
+
+/// The SQL of the newest and oldest time a match can have: the archive's (or the chat's)
+/// newest and oldest message, narrowed by `until`, `since`, the scope's dates and the paging
+/// anchor. Each end of the archive is one probe of a time index.
+fn ends(
+    viewer: &Viewer,
+    f: &Filters<'_>,
+    account: &str,
+    chat: Option<&str>,
+    p: &mut Params,
+) -> (String, String) {
+    let whose = match chat {
+        Some(c) => format!("chat_id = {c}"),
+        None => format!("account_id = {}", p.push(account.to_owned())),
+    };
+    let mut newest = vec![format!("(select max(ts) from messages where {whose})")];
+    let anchor = f.before.as_ref().map(|(ts, _)| *ts);
+    for t in [f.until, viewer.scope.until, anchor].into_iter().flatten() {
+        newest.push(p.push(t));
+    }
+    let mut oldest = vec![format!("(select min(ts) from messages where {whose})")];
+    for t in [f.since, viewer.scope.since].into_iter().flatten() {
+        oldest.push(p.push(t));
+    }
+    (
+        format!("least({})", newest.join(", ")),
+        format!("greatest({})", oldest.join(", ")),
+    )
+}
