@@ -15,7 +15,7 @@ use deadpool_postgres::GenericClient;
 use wazap_shared::wire::search::SearchHit;
 
 use super::plan::Plan;
-use super::{COLS, Filters, JOINS, OUTER, Params, TextQuery, hit_filter, to_hit};
+use super::{COLS, Filters, JOINS, OUTER, Params, TextQuery, hit_filter};
 use crate::viewer::Viewer;
 
 /// [`super::messages`] for whole words, read as `plan` says.
@@ -35,7 +35,7 @@ pub(super) async fn messages(
         .as_ref()
         .map(|c| format!("quote_literal(search_chat_key({c}))"));
     let limit = p.push_opaque(i64::from(limit));
-    let hits = match plan {
+    let matches = match plan {
         Plan::Whole => {
             let keys = chat_key.map_or(String::new(), |k| {
                 format!(" and m.search_keys @@ ({k})::tsquery")
@@ -67,16 +67,10 @@ pub(super) async fn messages(
     };
     let sql = format!(
         "with s as materialized (select {tsq} as q)
-         {OUTER} ({hits}) h {JOINS}, (select 0::int8 as count) n
+         {OUTER} ({matches}) h {JOINS}, (select 0::int8 as count) n
          order by h.ts desc, h.position desc"
     );
-    let stmt = db.prepare_cached(&sql).await?;
-    Ok(db
-        .query(&stmt, &p.refs())
-        .await?
-        .iter()
-        .map(|r| to_hit(r, q))
-        .collect())
+    super::hits(db, &sql, &p, q).await
 }
 
 /// The SQL of the newest and oldest time a match can have: the archive's (or the chat's)

@@ -236,6 +236,22 @@ fn hit_filter(
     (tsq, filter)
 }
 
+/// The hits of search statement `sql` with parameters `p`, for query `q`.
+async fn hits(
+    db: &impl GenericClient,
+    sql: &str,
+    p: &Params,
+    q: &TextQuery,
+) -> anyhow::Result<Vec<SearchHit>> {
+    let stmt = db.prepare_cached(sql).await?;
+    Ok(db
+        .query(&stmt, &p.refs())
+        .await?
+        .iter()
+        .map(|r| to_hit(r, q))
+        .collect())
+}
+
 /// The columns of a hit, as the select list of the search statements reads them.
 const COLS: &str = "m.account_id, m.message_id, m.chat_id, m.position, m.ts, m.kind, m.from_me,
                 m.sender_name, m.sender_chat_id, m.text";

@@ -59,11 +59,5 @@ pub(super) async fn messages(
          (select {CAP}::int8 as count) n
          order by h.ts desc, h.position desc"
     );
-    let stmt = db.prepare_cached(&by_time).await?;
-    Ok(db
-        .query(&stmt, &p.refs())
-        .await?
-        .iter()
-        .map(|r| to_hit(r, q))
-        .collect())
+    super::hits(db, &by_time, &p, q).await
 }
