@@ -18,7 +18,9 @@ use super::plan::Plan;
 use super::{COLS, Filters, JOINS, OUTER, Params, TextQuery, hit_filter};
 use crate::viewer::Viewer;
 
-/// [`super::messages`] for whole words, read as `plan` says.
+/// [`super::messages`] for whole words, read as `plan` says; bucket probes carry the chat's
+/// key when `chat_key` (a whole read always does: it narrows the rows fetched).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn messages(
     db: &impl GenericClient,
     viewer: &Viewer,
@@ -26,13 +28,16 @@ pub(super) async fn messages(
     q: &TextQuery,
     f: &Filters<'_>,
     plan: Plan,
+    chat_key: bool,
     limit: u32,
 ) -> anyhow::Result<Vec<SearchHit>> {
     let mut p = Params::default();
     let (tsq, filter) = hit_filter(viewer, account, q, f, &mut p);
     let chat = f.chat_id.map(|c| p.push(c.to_owned()));
+    // Without the key the chat is still filtered on each row (`filter`).
     let chat_key = chat
         .as_ref()
+        .filter(|_| chat_key || plan == Plan::Whole)
         .map(|c| format!("quote_literal(search_chat_key({c}))"));
     let limit = p.push_opaque(i64::from(limit));
     let matches = match plan {

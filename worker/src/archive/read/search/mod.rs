@@ -188,16 +188,17 @@ pub(crate) async fn messages(
     if q.terms.iter().any(|t| t.prefix) {
         return walk::messages(db, viewer, account, q, f, limit).await;
     }
-    let plan = match stats {
-        Some(s) => {
-            let lexemes: Vec<&str> = q.terms.iter().map(|t| t.lexeme.as_str()).collect();
-            plan::choose(&s.estimate(&lexemes, f.chat_id, range(viewer, f)), limit)
-        }
+    let lexemes: Vec<&str> = q.terms.iter().map(|t| t.lexeme.as_str()).collect();
+    let (plan, chat_key) = match stats {
+        Some(s) => (
+            plan::choose(&s.estimate(&lexemes, f.chat_id, range(viewer, f)), limit),
+            f.chat_id.is_some_and(|c| s.chat_key_helps(&lexemes, c)),
+        ),
         // A new archive: its buckets are few, and so are its matches.
-        None => Plan::Buckets(plan::SHIFTS[2]),
+        None => (Plan::Buckets(plan::SHIFTS[2]), f.chat_id.is_some()),
     };
-    tracing::debug!(?plan, "search plan");
-    buckets::messages(db, viewer, account, q, f, plan, limit).await
+    tracing::debug!(?plan, chat_key, "search plan");
+    buckets::messages(db, viewer, account, q, f, plan, chat_key, limit).await
 }
 
 /// The time a search of `f` by `viewer` covers: the later start, the earlier end.

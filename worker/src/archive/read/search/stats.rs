@@ -118,6 +118,16 @@ impl Snapshot {
             range,
         }
     }
+
+    /// Whether bucket probes should carry the key of chat `chat` beside `lexemes`. Not when a
+    /// word is rarer than any the statistics track and the chat is one of the busy ones they
+    /// do: the word's few matches are quickly tested against the chat in SQL, while each
+    /// probe carrying the key also walks the chat's long list in the index (at 5M messages,
+    /// 16 probes for a word of 100 matches in the busiest chat took 4.6 ms with the key).
+    pub(crate) fn chat_key_helps(&self, lexemes: &[&str], chat: &str) -> bool {
+        let rare_word = lexemes.iter().any(|l| !self.words.contains_key(*l));
+        !(rare_word && self.chats.contains_key(chat))
+    }
 }
 
 /// The time a search covers: from `since`, before `until` (either open).
