@@ -11,10 +11,12 @@
 //! The probes are the inner side of a nested loop over the buckets, newest first, so the limit
 //! stops the loop as soon as the page is full; a bucket's matches are sorted alone.
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use wazap_shared::wire::search::SearchHit;
 
 use super::plan::Plan;
+use super::stats::Range;
 use super::{COLS, Filters, JOINS, OUTER, Params, TextQuery, hit_filter};
 use crate::viewer::Viewer;
 
@@ -56,7 +58,7 @@ pub(super) async fn messages(
             let shift = p.push(i32::from(shift));
             let bucket = format!("quote_literal(search_bucket_key({shift}, b.n))");
             let keys = chat_key.map_or(bucket.clone(), |k| format!("{bucket} || ' & ' || {k}"));
-            let (newest, oldest) = ends(viewer, f, account, chat.as_deref(), &mut p);
+            let (newest, oldest) = ends(super::range(viewer, f), account, chat.as_deref(), &mut p);
             format!(
                 "select x.* from generate_series(search_bucket({shift}, {newest}),
                                                  search_bucket({shift}, {oldest}), -1) b(n),
@@ -79,30 +81,22 @@ pub(super) async fn messages(
 }
 
 /// The SQL of the newest and oldest time a match can have: the archive's (or the chat's)
-/// newest and oldest message, narrowed by `until`, `since`, the scope's dates and the paging
-/// anchor. Each end of the archive is one probe of a time index.
-fn ends(
-    viewer: &Viewer,
-    f: &Filters<'_>,
-    account: &str,
-    chat: Option<&str>,
-    p: &mut Params,
-) -> (String, String) {
+/// newest and oldest message, narrowed by the search's `range` (its own dates, the scope's,
+/// the paging anchor). Each end of the archive is one probe of a time index.
+fn ends(range: Range, account: &str, chat: Option<&str>, p: &mut Params) -> (String, String) {
     let whose = match chat {
         Some(c) => format!("chat_id = {c}"),
         None => format!("account_id = {}", p.push(account.to_owned())),
     };
-    let mut newest = vec![format!("(select max(ts) from messages where {whose})")];
-    let anchor = f.before.as_ref().map(|(ts, _)| *ts);
-    for t in [f.until, viewer.scope.until, anchor].into_iter().flatten() {
-        newest.push(p.push(t));
-    }
-    let mut oldest = vec![format!("(select min(ts) from messages where {whose})")];
-    for t in [f.since, viewer.scope.since].into_iter().flatten() {
-        oldest.push(p.push(t));
-    }
+    let end = |agg: &str, pick: &str, bound: Option<DateTime<Utc>>, p: &mut Params| {
+        let archive = format!("(select {agg}(ts) from messages where {whose})");
+        match bound {
+            Some(t) => format!("{pick}({archive}, {})", p.push(t)),
+            None => archive,
+        }
+    };
     (
-        format!("least({})", newest.join(", ")),
-        format!("greatest({})", oldest.join(", ")),
+        end("max", "least", range.until, p),
+        end("min", "greatest", range.since, p),
     )
 }

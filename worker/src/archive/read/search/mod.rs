@@ -201,7 +201,8 @@ pub(crate) async fn messages(
     buckets::messages(db, viewer, account, q, f, plan, chat_key, limit).await
 }
 
-/// The time a search of `f` by `viewer` covers: the later start, the earlier end.
+/// The time a search of `f` by `viewer` covers: the later start, the earlier end (of its own
+/// dates, the scope's and the paging anchor's); the plan is costed and the buckets bounded by it.
 fn range(viewer: &Viewer, f: &Filters<'_>) -> Range {
     let anchor = f.before.as_ref().map(|(ts, _)| *ts);
     Range {
