@@ -26,6 +26,7 @@ pub(crate) struct SearchStats(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
+    /// The latest snapshot, and when to read the next one.
     current: RwLock<Option<(Instant, Arc<Snapshot>)>>,
     loading: AtomicBool,
 }
@@ -59,25 +60,26 @@ impl SearchStats {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let stale = current.as_ref().is_none_or(|(at, s)| {
-            at.elapsed()
-                > if s.worded > 0.0 {
-                    MAX_AGE
-                } else {
-                    MAX_AGE_NONE
-                }
-        });
+        let stale = current
+            .as_ref()
+            .is_none_or(|(next, _)| Instant::now() >= *next);
         if stale && !self.0.loading.swap(true, Ordering::AcqRel) {
             let (this, pool) = (self.clone(), pool.clone());
             tokio::spawn(async move {
                 let read = load(&pool).await;
-                if let Err(e) = &read {
-                    tracing::warn!(error = %crate::error::redacted(e.as_ref()), "reading search statistics failed");
-                }
-                // A failed reading counts as one (of nothing): tried again after MAX_AGE.
-                let snapshot = read.ok().flatten().map(Arc::new);
-                *this.0.current.write().unwrap_or_else(|p| p.into_inner()) =
-                    Some((Instant::now(), snapshot.unwrap_or_default()));
+                let mut current = this.0.current.write().unwrap_or_else(|p| p.into_inner());
+                let now = Instant::now();
+                *current = match read {
+                    Ok(Some(s)) => Some((now + MAX_AGE, Arc::new(s))),
+                    Ok(None) => Some((now + MAX_AGE_NONE, Arc::default())),
+                    // The last snapshot stays; tried again (and said again) after MAX_AGE.
+                    Err(e) => {
+                        tracing::warn!(error = %crate::error::redacted(e.as_ref()), "reading search statistics failed");
+                        let last = current.take().map(|(_, s)| s).unwrap_or_default();
+                        Some((now + MAX_AGE, last))
+                    }
+                };
+                drop(current);
                 this.0.loading.store(false, Ordering::Release);
             });
         }
