@@ -227,6 +227,7 @@ pub const ARCHIVE_TABLES: &[&str] = &[
     "send_refusals",
     "attachments",
     "messages",
+    "search_words",
     "stories",
     "contacts",
     "groups",

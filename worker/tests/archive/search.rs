@@ -8,12 +8,20 @@ struct Seeded {
     id: String,
     chat: usize,
     secs: i64,
-    words: Vec<&'static str>,
+    words: Vec<String>,
     private: bool,
 }
 
-/// The ids of the seeded messages holding every one of `words` in `chat` within
-/// `[since, until)` (seconds), newest first.
+/// Whether `words` hold query term `term` (`w*`: a word starting with `w`).
+fn holds(words: &[String], term: &str) -> bool {
+    match term.strip_suffix('*') {
+        Some(prefix) => words.iter().any(|w| w.starts_with(prefix)),
+        None => words.iter().any(|w| w == term),
+    }
+}
+
+/// The ids of the seeded messages holding every one of `words` (whole words or `w*`
+/// prefixes) in `chat` within `[since, until)` (seconds), newest first.
 fn expected(
     all: &[Seeded],
     words: &[&str],
@@ -23,7 +31,7 @@ fn expected(
 ) -> Vec<String> {
     let mut hits: Vec<&Seeded> = all
         .iter()
-        .filter(|m| !m.private && words.iter().all(|w| m.words.contains(w)))
+        .filter(|m| !m.private && words.iter().all(|w| holds(&m.words, w)))
         .filter(|m| chat.is_none_or(|c| m.chat == c))
         .filter(|m| since.is_none_or(|s| m.secs >= s) && until.is_none_or(|u| m.secs < u))
         .collect();
@@ -63,20 +71,25 @@ async fn every_bucket_size_finds_the_same_newest_matches() {
     let h = Harness::start().await;
     // 2,400 messages, one every 3 minutes over five days, alternating two chats. `all` is in
     // every message, `half` in every second (so only in Ana's chat), `tenth` in every tenth,
-    // `rare` in three; every 50th message is `#private` (never found).
+    // `rare` in three; `hat` in every 7th and `hatch` in every 13th (the prefix `hat*`);
+    // every 9th holds one of 70 words `pre0`…`pre69` (`pre*` stands for more words than a
+    // probe spells out, and walks; `pre1*` for 11); every 50th message is `#private` (never
+    // found).
     let mut seeded = Vec::new();
     let mut msgs = Vec::new();
     for i in 0..2_400i64 {
         let chat = (i % 2) as usize;
-        let mut words = vec!["all"];
-        if i % 2 == 0 {
-            words.push("half");
-        }
-        if i % 10 == 0 {
-            words.push("tenth");
+        let mut words = vec!["all".to_owned()];
+        for (every, word) in [(2, "half"), (10, "tenth"), (7, "hat"), (13, "hatch")] {
+            if i % every == 0 {
+                words.push(word.to_owned());
+            }
         }
         if [5, 1_201, 2_399].contains(&i) {
-            words.push("rare");
+            words.push("rare".to_owned());
+        }
+        if i % 9 == 0 {
+            words.push(format!("pre{}", i / 9 % 70));
         }
         let private = i % 50 == 7;
         let mut body = words.join(" ");
@@ -109,12 +122,17 @@ async fn every_bucket_size_finds_the_same_newest_matches() {
     let mut scoped = viewer_all();
     scoped.scope.since = Some(at(100_000));
     scoped.scope.until = Some(at(300_000));
-    let queries: [&[&str]; 5] = [
+    let queries: [&[&str]; 10] = [
         &["all"],
         &["half"],
         &["tenth"],
         &["rare"],
         &["tenth", "half"],
+        &["hat*"],
+        &["hat*", "half"],
+        &["pre*"],
+        &["pre1*", "all"],
+        &["zz*"],
     ];
     // Before the archive is analyzed (the largest buckets), then after (the statistics choose:
     // an hour's buckets for `all`, a day and a half's for `tenth`, one read for `rare`).
@@ -165,4 +183,59 @@ fn search_req(query: &str, chat_id: Option<String>) -> SearchMessagesRequest {
         chat_id,
         ..Default::default()
     }
+}
+
+#[tokio::test]
+async fn a_prefix_finds_the_words_of_edits_and_never_of_private_messages() {
+    let h = Harness::start().await;
+    let chat = phone(ANA);
+    inject(&h, text(&chat, "P1", at(1), "first draft")).await;
+    inject(&h, text(&chat, "P2", at(2), "hidden plans #private")).await;
+    inject(&h, text(&chat, "P3", at(3), "hiking tomorrow")).await;
+    // The edit brings a word no message held before.
+    inject(
+        &h,
+        SimMessage {
+            reply_to: Some("P1".into()),
+            edit: true,
+            ..text(&chat, "E1", at(4), "final hazelnut draft")
+        },
+    )
+    .await;
+    let v = viewer_all();
+    let found = |q: &'static str| {
+        let (h, v) = (&h, &v);
+        async move {
+            let page = search_messages::handle(&h.state, v, search_req(q, None))
+                .await
+                .expect("search_messages");
+            page.messages
+                .iter()
+                .map(|m| m.snippet.clone())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(found("haz*").await.len(), 1, "the edit's new word");
+    assert_eq!(
+        found("hi*").await.len(),
+        1,
+        "hiking, never the private hidden"
+    );
+    assert!(found("hid*").await.is_empty());
+    assert!(found("fir*").await.is_empty(), "the edit replaced `first`");
+    // The private message's words never reach the words table.
+    let client = h.pool.get().await.unwrap();
+    let words: Vec<String> = client
+        .query("select lexeme from search_words order by lexeme", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(words.contains(&"hazelnut".to_owned()), "{words:?}");
+    assert!(
+        !words.iter().any(|w| w == "hidden" || w == "plans"),
+        "{words:?}"
+    );
+    h.finish().await;
 }
