@@ -227,7 +227,6 @@ pub const ARCHIVE_TABLES: &[&str] = &[
     "send_refusals",
     "attachments",
     "messages",
-    "search_words",
     "stories",
     "contacts",
     "groups",

@@ -96,10 +96,6 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0025_search_keys",
         include_str!("migrations/0025_search_keys.sql"),
     ),
-    (
-        "0026_search_words",
-        include_str!("migrations/0026_search_words.sql"),
-    ),
 ];
 
 /// How long a caller waits for a pooled connection before the call fails.

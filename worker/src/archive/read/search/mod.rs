@@ -23,7 +23,6 @@ mod buckets;
 mod plan;
 mod stats;
 mod walk;
-mod words;
 
 /// Most lexemes one query may hold.
 const MAX_TERMS: usize = 16;
@@ -174,9 +173,8 @@ pub(crate) async fn message_anchor(
 }
 
 /// The newest `limit` messages of `account` matching `q` and `f` that the viewer may read,
-/// never private ones; newest first, each with a snippet. A prefix is spelled out as the
-/// archive's words ([`words`]); `stats` (none on an archive never analyzed) choose how the
-/// word index is read ([`plan`]); a prefix of too many words walks ([`walk`]).
+/// never private ones; newest first, each with a snippet. `stats` (none on an archive never
+/// analyzed) choose how the word index is read ([`plan`]); a prefix walks ([`walk`]).
 #[tracing::instrument(name = "postgres", skip_all, fields(db.system = "postgresql", db.operation = "search.messages"))]
 pub(crate) async fn messages(
     db: &impl GenericClient,
@@ -187,29 +185,20 @@ pub(crate) async fn messages(
     f: &Filters<'_>,
     limit: u32,
 ) -> anyhow::Result<Vec<SearchHit>> {
-    let Some(alternatives) = words::expand(db, account, q).await? else {
-        tracing::debug!("search plan: walk");
+    if q.terms.iter().any(|t| t.prefix) {
         return walk::messages(db, viewer, account, q, f, limit).await;
-    };
-    if alternatives.iter().any(Vec::is_empty) {
-        // A prefix no word of the archive starts with.
-        return Ok(Vec::new());
     }
-    let spelled = words::spelled_out(q, &alternatives);
+    let lexemes: Vec<&str> = q.terms.iter().map(|t| t.lexeme.as_str()).collect();
     let (plan, chat_key) = match stats {
         Some(s) => (
-            plan::choose(
-                &s.estimate(&alternatives, f.chat_id, range(viewer, f)),
-                limit,
-            ),
-            f.chat_id
-                .is_some_and(|c| s.chat_key_helps(&alternatives, c)),
+            plan::choose(&s.estimate(&lexemes, f.chat_id, range(viewer, f)), limit),
+            f.chat_id.is_some_and(|c| s.chat_key_helps(&lexemes, c)),
         ),
         // A new archive: its buckets are few, and so are its matches.
         None => (Plan::Buckets(plan::SHIFTS[2]), f.chat_id.is_some()),
     };
     tracing::debug!(?plan, chat_key, "search plan");
-    buckets::messages(db, viewer, account, &spelled, f, plan, chat_key, limit).await
+    buckets::messages(db, viewer, account, q, f, plan, chat_key, limit).await
 }
 
 /// The time a search of `f` by `viewer` covers: the later start, the earlier end (of its own

@@ -88,29 +88,17 @@ impl SearchStats {
 }
 
 impl Snapshot {
-    /// What the statistics say about matches of every one of `terms` (each one of its
-    /// words: a prefix's, or a whole word alone) in chat `chat` when given, within `range`.
-    pub(crate) fn estimate(
-        &self,
-        terms: &[Vec<String>],
-        chat: Option<&str>,
-        range: Range,
-    ) -> Estimate {
+    /// What the statistics say about matches of every one of `lexemes` (in chat `chat` when
+    /// given) within `range`.
+    pub(crate) fn estimate(&self, lexemes: &[&str], chat: Option<&str>, range: Range) -> Estimate {
         let mut at_most = false;
         let mut share: f64 = 1.0;
-        for words in terms {
-            // A term's matches are at most the sum of its words'; matches of several terms
-            // at most those of the rarest.
-            let term: f64 = words
-                .iter()
-                .map(|w| {
-                    self.words.get(w).copied().unwrap_or_else(|| {
-                        at_most = true;
-                        self.words_floor
-                    })
-                })
-                .sum();
-            share = share.min(term);
+        for l in lexemes {
+            // Matches of several words are at most those of the rarest.
+            share = share.min(self.words.get(*l).copied().unwrap_or_else(|| {
+                at_most = true;
+                self.words_floor
+            }));
         }
         if let Some(chat) = chat {
             share *= self.chats.get(chat).copied().unwrap_or_else(|| {
@@ -133,17 +121,14 @@ impl Snapshot {
         }
     }
 
-    /// Whether bucket probes should carry the key of chat `chat` beside `terms`. Not when a
-    /// term is rarer than any word the statistics track (none of its words is tracked) and
-    /// the chat is one of the busy ones they do: the term's few matches are quickly tested
-    /// against the chat in SQL, while each probe carrying the key also walks the chat's long
-    /// list in the index (at 5M messages, 16 probes for a word of 100 matches in the busiest
-    /// chat took 4.6 ms with the key).
-    pub(crate) fn chat_key_helps(&self, terms: &[Vec<String>], chat: &str) -> bool {
-        let rare = terms
-            .iter()
-            .any(|words| !words.iter().any(|w| self.words.contains_key(w)));
-        !(rare && self.chats.contains_key(chat))
+    /// Whether bucket probes should carry the key of chat `chat` beside `lexemes`. Not when a
+    /// word is rarer than any the statistics track and the chat is one of the busy ones they
+    /// do: the word's few matches are quickly tested against the chat in SQL, while each
+    /// probe carrying the key also walks the chat's long list in the index (at 5M messages,
+    /// 16 probes for a word of 100 matches in the busiest chat took 4.6 ms with the key).
+    pub(crate) fn chat_key_helps(&self, lexemes: &[&str], chat: &str) -> bool {
+        let rare_word = lexemes.iter().any(|l| !self.words.contains_key(*l));
+        !(rare_word && self.chats.contains_key(chat))
     }
 }
 

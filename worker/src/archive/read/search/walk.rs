@@ -1,8 +1,7 @@
-//! A search with a prefix that stands for more than [`super::words::MAX_WORDS`] words of the
-//! archive (`a*`): too many to spell out in every index probe, and together common, so their
-//! newest matches lie close. It reads at most [`CAP`] matches from the word index (a partial
-//! match, docs/search.md); past that it walks the archive newest first and tests every message
-//! on the way.
+//! A search with a prefix (`amanh*`): the word index's partial match ORs the posting lists of
+//! every word with that prefix before it can intersect them with a key, so buckets do not bound
+//! its cost (docs/search.md). It reads at most [`CAP`] matches from the word index; past that it
+//! walks the archive newest first and tests every message on the way.
 
 use deadpool_postgres::GenericClient;
 use wazap_shared::wire::search::SearchHit;
