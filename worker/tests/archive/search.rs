@@ -1,5 +1,6 @@
-//! `search_messages` through the keys of migration 0025 (docs/search.md): the same answers
-//! whatever bucket size the planner's statistics choose, with every filter and paging.
+//! `search_messages` through the keys of migration 0025 (docs/search.md), and prefixes through
+//! the walk: the same answers as a brute-force reading whatever bucket size the planner's
+//! statistics choose, with every filter and paging; an edit's words, never a private message's.
 
 use super::*;
 
@@ -73,8 +74,7 @@ async fn every_bucket_size_finds_the_same_newest_matches() {
     // every message, `half` in every second (so only in Ana's chat), `tenth` in every tenth,
     // `rare` in three; `hat` in every 7th and `hatch` in every 13th (the prefix `hat*`);
     // every 9th holds one of 70 words `pre0`…`pre69` (`pre*` and `pre1*`, prefixes of 70 and 11
-    // words); every 50th message is `#private` (never
-    // found).
+    // words, read by the prefix walk); every 50th message is `#private` (never found).
     let mut seeded = Vec::new();
     let mut msgs = Vec::new();
     for i in 0..2_400i64 {
@@ -189,9 +189,9 @@ fn search_req(query: &str, chat_id: Option<String>) -> SearchMessagesRequest {
 async fn a_prefix_finds_the_words_of_edits_and_never_of_private_messages() {
     let h = Harness::start().await;
     let chat = phone(ANA);
-    inject(&h, text(&chat, "P1", at(1), "first draft")).await;
+    let first = inject(&h, text(&chat, "P1", at(1), "first draft")).await;
     inject(&h, text(&chat, "P2", at(2), "hidden plans #private")).await;
-    inject(&h, text(&chat, "P3", at(3), "hiking tomorrow")).await;
+    let hiking = inject(&h, text(&chat, "P3", at(3), "hiking tomorrow")).await;
     // The edit brings a word no message held before.
     inject(
         &h,
@@ -210,17 +210,18 @@ async fn a_prefix_finds_the_words_of_edits_and_never_of_private_messages() {
                 .await
                 .expect("search_messages");
             page.messages
-                .iter()
-                .map(|m| m.snippet.clone())
+                .into_iter()
+                .map(|m| m.message_id)
                 .collect::<Vec<_>>()
         }
     };
-    assert_eq!(found("haz*").await.len(), 1, "the edit's new word");
     assert_eq!(
-        found("hi*").await.len(),
-        1,
-        "hiking, never the private hidden"
+        found("haz*").await,
+        std::slice::from_ref(&first),
+        "the edit's new word"
     );
+    assert_eq!(found("dra*").await, [first], "a word the edit kept");
+    assert_eq!(found("hi*").await, [hiking], "never the private `hidden`");
     assert!(found("hid*").await.is_empty());
     assert!(found("fir*").await.is_empty(), "the edit replaced `first`");
     h.finish().await;
